@@ -1,0 +1,89 @@
+/**
+ * Every NATS name the services use: subjects, streams, consumers, KV buckets and service names.
+ * A subject string written anywhere else is a bug.
+ *
+ * A namespace prefixes every name so that test suites (and several environments on one NATS
+ * account) never collide; production runs with the empty namespace.
+ */
+
+/** The four services, as they name themselves in logs, metrics and NATS connections. */
+export const SERVICE_NAMES = {
+  deliveryApi: "delivery-api",
+  geoIngest: "geo-ingest",
+  pricing: "pricing",
+  webhookDispatcher: "webhook-dispatcher",
+} as const;
+export type ServiceName = (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES];
+
+/** The kinds of delivery event, as they appear in the envelope's `type` and in subjects. */
+export const DELIVERY_EVENT_TYPES = [
+  "delivery.created",
+  "delivery.updated",
+  "delivery.cancelled",
+  "delivery.status_changed",
+  "delivery.redelivery_created",
+] as const;
+
+const NAMESPACE_PATTERN = /^[a-z0-9_]*$/;
+
+/** Builds every NATS name for one namespace (empty in production). */
+export function natsNames(namespace = "") {
+  if (!NAMESPACE_PATTERN.test(namespace)) {
+    throw new Error(`NATS namespace "${namespace}" must match ${NAMESPACE_PATTERN}`);
+  }
+  const subject = (name: string) => (namespace ? `${namespace}.${name}` : name);
+  const upper = (name: string) => (namespace ? `${namespace.toUpperCase()}_${name}` : name);
+  const deliveryEventsRoot = subject("delivery.events");
+  const positionsRoot = subject("geo.positions");
+  const pricingRoot = subject("pricing");
+
+  return {
+    namespace,
+    streams: {
+      /** Every delivery change, published from delivery-api's outbox. */
+      deliveryEvents: upper("DELIVERY_EVENTS"),
+      /** The latest position of each vehicle in an active round (one message per vehicle kept). */
+      vehiclePositions: upper("VEHICLE_POSITIONS"),
+    },
+    subjects: {
+      deliveryEventsAll: `${deliveryEventsRoot}.>`,
+      /** One subject per account and delivery, so consumers can filter on either. */
+      deliveryEvent: (accountId: number, deliveryId: number, type: (typeof DELIVERY_EVENT_TYPES)[number]) =>
+        `${deliveryEventsRoot}.${accountId}.${deliveryId}.${type.replace("delivery.", "")}`,
+      vehiclePositionsAll: `${positionsRoot}.>`,
+      vehiclePosition: (vehicleExternalId: string) => `${positionsRoot}.${fleetKey(vehicleExternalId)}`,
+      /** Tariff management requests, answered by the pricing service. */
+      pricingTariffs: `${pricingRoot}.tariffs`,
+    },
+    services: {
+      /** The NATS services framework name of the pricing service; its `quote` endpoint lives under it. */
+      pricing: { name: upper("pricing"), quoteSubject: `${pricingRoot}.quote`, queueGroup: upper("pricing") },
+    },
+    consumers: {
+      webhookDispatcher: upper("webhook-dispatcher"),
+      deliveryApiPositions: upper("delivery-api-positions"),
+    },
+    buckets: {
+      /** Vehicle External ID → vehicle, provider, active round. Written by delivery-api, watched by geo-ingest. */
+      fleet: upper("FLEET"),
+    },
+  } as const;
+}
+export type NatsNames = ReturnType<typeof natsNames>;
+
+const PLAIN_KEY = /^[A-Za-z0-9_-]+$/;
+
+/**
+ * The KV key (and subject token) of a vehicle External ID. NATS keys and subject tokens allow
+ * few characters, so any other ID is base64url-encoded behind a `b64.` marker; a plain ID can
+ * never contain the dot, so the two forms never collide.
+ */
+export function fleetKey(vehicleExternalId: string): string {
+  if (PLAIN_KEY.test(vehicleExternalId)) return vehicleExternalId;
+  return `b64.${Buffer.from(vehicleExternalId, "utf8").toString("base64url")}`;
+}
+
+/** The inverse of {@link fleetKey}. */
+export function vehicleIdFromFleetKey(key: string): string {
+  return key.startsWith("b64.") ? Buffer.from(key.slice(4), "base64url").toString("utf8") : key;
+}

@@ -1,0 +1,160 @@
+/**
+ * Configuration from environment variables, checked once at boot against a TypeBox schema and
+ * handed around frozen. A missing, malformed or unknown variable stops the boot with one line
+ * that names it.
+ */
+
+import { compileValidator } from "@dos/contracts";
+import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Variables every service reads. */
+export const commonConfig = {
+  DATABASE_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL connection URL." }),
+  NATS_URL: Type.String({ pattern: "^(nats|tls)://", description: "NATS server URL(s), comma-separated." }),
+  NATS_NAMESPACE: Type.String({
+    default: "",
+    pattern: "^[a-z0-9_]*$",
+    description: "Prefix of every NATS name; empty in production.",
+  }),
+  NATS_STREAM_REPLICAS: Type.Integer({
+    default: 1,
+    minimum: 1,
+    maximum: 5,
+    description: "Replicas of every stream and bucket.",
+  }),
+  LOG_LEVEL: Type.Union(
+    ["fatal", "error", "warn", "info", "debug", "trace", "silent"].map((level) => Type.Literal(level)),
+    { default: "info", description: "pino log level." },
+  ),
+  HOST: Type.String({ default: "0.0.0.0", description: "Address the HTTP server binds." }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    description: "Longest drain on SIGTERM before a forced exit.",
+  }),
+  DATABASE_POOL_SIZE: Type.Integer({
+    default: 10,
+    minimum: 1,
+    maximum: 200,
+    description: "PostgreSQL connections per process.",
+  }),
+};
+
+export interface LoadConfigOptions {
+  /** Prefix of this service's own variables; an unknown variable with it is an error (a typo). */
+  prefix: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Reads, converts, validates and freezes the variables the schema names. */
+export function loadConfig<T extends TObject>(schema: T, options: LoadConfigOptions): Readonly<Static<T>> {
+  const env = options.env ?? process.env;
+  const known = Object.keys(schema.properties);
+  for (const name of Object.keys(env)) {
+    if (name.startsWith(options.prefix) && !known.includes(name)) {
+      const hint = closest(name, known);
+      throw new ConfigError(`${name} is not a known variable${hint ? ` (did you mean ${hint}?)` : ""}`);
+    }
+  }
+  const values: Record<string, unknown> = {};
+  for (const name of known) {
+    const property = schema.properties[name] as TSchema;
+    const raw = env[name];
+    if (raw === undefined || raw === "") {
+      if (property.default !== undefined) values[name] = property.default;
+      continue;
+    }
+    values[name] = convert(name, raw, property);
+  }
+  const result = compileValidator<Static<T>>(schema)(values);
+  if (!result.ok) {
+    const [first] = result.errors;
+    const name =
+      first?.params && "missingProperty" in first.params
+        ? String(first.params.missingProperty)
+        : (first?.instancePath.slice(1) ?? "configuration");
+    const property = schema.properties[name] as TSchema | undefined;
+    const problem = first?.keyword === "required" ? "is required" : `is invalid: ${describe(property, first?.message)}`;
+    const shown = env[name] !== undefined ? ` (got ${show(name, env[name] ?? "")})` : "";
+    throw new ConfigError(`${name} ${problem}${shown}`);
+  }
+  return Object.freeze(result.value);
+}
+
+function convert(name: string, raw: string, schema: TSchema): unknown {
+  if (schema.type === "integer" || schema.type === "number") {
+    const value = Number(raw);
+    if (raw.trim() === "" || Number.isNaN(value)) {
+      throw new ConfigError(`${name} is invalid: must be a number (got ${show(name, raw)})`);
+    }
+    return value;
+  }
+  if (schema.type === "boolean") {
+    if (raw === "true" || raw === "1") return true;
+    if (raw === "false" || raw === "0") return false;
+    throw new ConfigError(`${name} is invalid: must be true or false (got ${show(name, raw)})`);
+  }
+  if (schema.type === "array")
+    return raw
+      .split(",")
+      .map((item) => item.trim())
+      .filter(Boolean);
+  return raw;
+}
+
+function describe(schema: TSchema | undefined, fallback = "is malformed"): string {
+  if (!schema) return fallback;
+  if (schema.pattern === "^postgres(ql)?://") return "must be a postgres:// URL";
+  if (schema.pattern === "^(nats|tls)://") return "must be a nats:// URL";
+  if (schema.anyOf) return `must be one of ${schema.anyOf.map((s: TSchema) => s.const).join(", ")}`;
+  if (schema.minimum !== undefined || schema.maximum !== undefined) {
+    return `must be between ${schema.minimum ?? "-∞"} and ${schema.maximum ?? "∞"}`;
+  }
+  return fallback;
+}
+
+/** Shows a value in an error without its secrets: URL passwords and token-like variables are masked. */
+function show(name: string, raw: string): string {
+  if (/TOKEN|SECRET|PASSWORD|KEY/.test(name)) return "a value that is hidden";
+  return JSON.stringify(raw.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@"));
+}
+
+function closest(name: string, candidates: string[]): string | undefined {
+  let best: { candidate: string; distance: number } | undefined;
+  for (const candidate of candidates) {
+    const distance = levenshtein(name, candidate);
+    if (distance <= 3 && (!best || distance < best.distance)) best = { candidate, distance };
+  }
+  return best?.candidate;
+}
+
+function levenshtein(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] ?? 0;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] ?? 0;
+      row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length] ?? 0;
+}
+
+/** Runs a boot step and turns a ConfigError into one clear line and exit code 78 (EX_CONFIG). */
+export function exitOnConfigError<T>(load: () => T): T {
+  try {
+    return load();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`configuration error: ${error.message}\n`);
+      process.exit(78);
+    }
+    throw error;
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * The PostgreSQL pool and Kysely instance of a service. Each service works in its own schema
+ * (search_path), so its queries name tables without a schema and never see another's.
+ */
+import { Kysely, PostgresDialect } from "kysely";
+import pg from "pg";
+
+// Return BIGINT (int8) and NUMERIC as JavaScript numbers: ids and cents stay far below 2^53.
+pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
+pg.types.setTypeParser(1700, (value) => Number.parseFloat(value));
+
+export interface DatabaseOptions {
+  url: string;
+  schema: string;
+  poolSize?: number;
+  /** Name shown in pg_stat_activity. */
+  applicationName: string;
+}
+
+export interface Database<DB> {
+  db: Kysely<DB>;
+  pool: pg.Pool;
+  /** Throws when PostgreSQL does not answer. */
+  check(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createDatabase<DB>(options: DatabaseOptions): Database<DB> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    application_name: options.applicationName,
+    options: `-c search_path=${options.schema},public`,
+    connectionTimeoutMillis: 3000,
+    idleTimeoutMillis: 30_000,
+    // A query waiting on a dead server fails instead of hanging a request.
+    query_timeout: 15_000,
+  });
+  // An idle client that loses its server emits here; without a listener the process would crash.
+  pool.on("error", () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
+  return {
+    db,
+    pool,
+    async check() {
+      await pool.query("select 1");
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}

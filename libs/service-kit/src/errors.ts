@@ -1,0 +1,177 @@
+/**
+ * Errors that reach a caller, in the spec's shape: `{"errors": ["<field label> <problem>"]}`.
+ * Each service declares its own errors once, in its errors file, with these builders.
+ */
+import type { ErrorObject } from "@dos/contracts";
+import { TIMESTAMP_PATTERN } from "@dos/contracts";
+
+export class HttpError extends Error {
+  override name = "HttpError";
+  readonly statusCode: number;
+  readonly messages: string[];
+  readonly headers: Record<string, string>;
+
+  constructor(statusCode: number, messages: string | string[], headers: Record<string, string> = {}) {
+    const list = Array.isArray(messages) ? messages : [messages];
+    super(list.join("; "));
+    this.statusCode = statusCode;
+    this.messages = list;
+    this.headers = headers;
+  }
+}
+
+/** 422: the request is understood but a field is wrong. */
+export const unprocessable = (messages: string | string[]) => new HttpError(422, messages);
+/** 404 for a resource the caller cannot see (unknown, or another account's). */
+export const notFound = (label: string) => new HttpError(404, `${label} not found`);
+/** 401 when credentials are missing or wrong. */
+export const unauthorized = (message = "authentication credentials are missing or invalid") =>
+  new HttpError(401, message);
+/** 503 with Retry-After, when a dependency does not answer. */
+export const unavailable = (message: string, retryAfterSeconds = 5) =>
+  new HttpError(503, message, { "retry-after": String(retryAfterSeconds) });
+
+/** Turns a path like `/dropoff/place/postal_code` or `/packages/0/amount` into `packages[0].amount`. */
+export function fieldLabel(instancePath: string, child?: string): string {
+  const parts = instancePath
+    .split("/")
+    .slice(1)
+    .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
+  if (child !== undefined) parts.push(child);
+  let label = "";
+  for (const part of parts) {
+    label += /^\d+$/.test(part) ? `[${part}]` : label ? `.${part}` : part;
+  }
+  return label || "body";
+}
+
+/**
+ * Turns ajv errors (with allErrors) into the spec's messages. A union ("anyOf") is reported
+ * through the one branch that fits the value best, not as a wall of every branch's problems.
+ */
+export function validationMessages(errors: ErrorObject[], root = ""): string[] {
+  const messages = new Set<string>();
+  for (const error of pruneUnionBranches(errors)) {
+    messages.add(messageFor(error, root));
+  }
+  return [...messages];
+}
+
+function messageFor(error: ErrorObject, root: string): string {
+  const prefix = (label: string) => (root ? (label === "body" ? root : `${root}.${label}`) : label);
+  const label = prefix(fieldLabel(error.instancePath));
+  const params = error.params as Record<string, unknown>;
+  switch (error.keyword) {
+    case "required":
+      return `${prefix(fieldLabel(error.instancePath, String(params.missingProperty)))} is required`;
+    case "additionalProperties":
+      return `${prefix(fieldLabel(error.instancePath, String(params.additionalProperty)))} is not a known field`;
+    case "type":
+      return `${label} must be ${article(String(params.type))}`;
+    case "minLength":
+      return Number(params.limit) === 1
+        ? `${label} must not be blank`
+        : `${label} must be at least ${params.limit} characters`;
+    case "maxLength":
+      return `${label} must be at most ${params.limit} characters`;
+    case "minItems":
+      return `${label} must have at least ${params.limit} ${Number(params.limit) === 1 ? "entry" : "entries"}`;
+    case "maxItems":
+      return `${label} must have at most ${params.limit} entries`;
+    case "minimum":
+    case "maximum":
+    case "exclusiveMinimum":
+    case "exclusiveMaximum":
+      return `${label} must be ${comparison(error.keyword)} ${params.limit}`;
+    case "pattern":
+      return params.pattern === TIMESTAMP_PATTERN
+        ? `${label} must be an ISO 8601 timestamp with UTC offset (YYYY-MM-DDThh:mm:ss.sss+hh:mm)`
+        : `${label} has an invalid format`;
+    case "format":
+      return `${label} must be a valid ${params.format === "email" ? "e-mail address" : params.format}`;
+    case "const":
+    case "enum":
+      return `${label} must be one of ${allowedValues(error).join(", ")}`;
+    case "anyOf":
+      return `${label} ${unionDescription(error)}`;
+    default:
+      return `${label} ${error.message ?? "is invalid"}`;
+  }
+}
+
+function article(type: string): string {
+  const names: Record<string, string> = {
+    integer: "an integer",
+    number: "a number",
+    string: "a string",
+    boolean: "true or false",
+    object: "an object",
+    array: "an array",
+    null: "null",
+  };
+  return type
+    .split(",")
+    .map((t) => names[t] ?? t)
+    .join(" or ");
+}
+
+function comparison(keyword: string): string {
+  return (
+    { minimum: "at least", maximum: "at most", exclusiveMinimum: "greater than", exclusiveMaximum: "less than" }[
+      keyword
+    ] ?? keyword
+  );
+}
+
+function allowedValues(error: ErrorObject): string[] {
+  const schema = error.parentSchema as { const?: unknown; enum?: unknown[] } | undefined;
+  if (schema?.enum) return schema.enum.map(String);
+  if (schema?.const !== undefined) return [String(schema.const)];
+  return [];
+}
+
+function unionDescription(error: ErrorObject): string {
+  const branches = (error.parentSchema as { anyOf?: Array<Record<string, unknown>> })?.anyOf ?? [];
+  const literals = branches.filter((b) => b.const !== undefined || b.type === "null");
+  if (literals.length === branches.length) {
+    return `must be one of ${branches.map((b) => (b.type === "null" ? "null" : String(b.const))).join(", ")}`;
+  }
+  const kinds = branches.map((b) => (b.$id ? String(b.$id) : String(b.type ?? "value")));
+  return `must be ${kinds.map(article).join(" or ")}`;
+}
+
+/**
+ * With allErrors, ajv reports every branch of a union. Keep, for each failed anyOf, only the
+ * errors of the branch that matched the value's type and failed least; drop the anyOf summary
+ * when a branch explains the problem.
+ */
+function pruneUnionBranches(errors: ErrorObject[]): ErrorObject[] {
+  const unions = errors.filter((e) => e.keyword === "anyOf");
+  if (unions.length === 0) return errors;
+  let kept = errors;
+  // Innermost unions first, so an outer union judges branches already pruned.
+  for (const union of unions.sort((a, b) => b.schemaPath.length - a.schemaPath.length)) {
+    const base = union.schemaPath.replace(/\/anyOf$/, "/anyOf/");
+    const byBranch = new Map<string, ErrorObject[]>();
+    for (const error of kept) {
+      if (!error.schemaPath.startsWith(base)) continue;
+      const branch = error.schemaPath.slice(base.length).split("/")[0] ?? "";
+      byBranch.set(branch, [...(byBranch.get(branch) ?? []), error]);
+    }
+    const candidates = [...byBranch.values()].filter(
+      (branchErrors) =>
+        !branchErrors.some(
+          (e) => e.instancePath === union.instancePath && (e.keyword === "type" || e.keyword === "const"),
+        ),
+    );
+    const best = candidates.sort((a, b) => score(a) - score(b))[0];
+    kept = kept.filter((e) => !e.schemaPath.startsWith(base) || (best?.includes(e) ?? false));
+    if (best) kept = kept.filter((e) => e !== union);
+  }
+  return kept;
+}
+
+/** A branch whose only complaints are unknown fields fits worse than one with a missing value. */
+function score(branchErrors: ErrorObject[]): number {
+  return branchErrors.reduce((sum, e) => sum + (e.keyword === "additionalProperties" ? 3 : 1), 0);
+}

@@ -1,0 +1,128 @@
+/**
+ * The Fastify factory of every service: request ids, JSON logging, one error handler that
+ * answers in the spec's error shape and never leaks a stack, the health and metrics routes.
+ */
+import { randomUUID } from "node:crypto";
+import { createAjv } from "@dos/contracts";
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
+import type { Logger } from "pino";
+import { isDependencyDown } from "./dependency-errors.ts";
+import { HttpError, validationMessages } from "./errors.ts";
+import { type HealthChecks, registerHealthRoutes } from "./health.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import { type AppMetrics, registerMetrics } from "./metrics.ts";
+
+export interface HttpAppOptions {
+  service: string;
+  logger: Logger;
+  lifecycle: Lifecycle;
+  /** Named readiness checks (postgres, nats, ...); each throws when its dependency is down. */
+  checks: HealthChecks;
+  /** Largest request body accepted, in bytes. */
+  bodyLimit?: number;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+const PROBE_PATHS = new Set(["/livez", "/readyz", "/metrics"]);
+const isProbe = (request: FastifyRequest) => PROBE_PATHS.has(request.url);
+
+export interface HttpApp {
+  app: FastifyInstance;
+  metrics: AppMetrics;
+}
+
+/** Builds a Fastify instance with everything a service needs but its own routes. */
+export function createHttpApp(options: HttpAppOptions): HttpApp {
+  const bodyLimit = options.bodyLimit ?? 1024 * 1024;
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.logger as FastifyBaseLogger,
+    bodyLimit,
+    genReqId: (request) => {
+      const given = request.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    // Probes and scrapes come every few seconds; their lines would drown the real traffic.
+    logController: new LogController({ requestIdLogLabel: "request_id", disableRequestLogging: isProbe }),
+    return503OnClosing: true,
+    forceCloseConnections: "idle",
+    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+  });
+
+  // Bodies are judged strictly (no coercion); query strings and path parameters arrive as text.
+  const bodyAjv = createAjv({ allErrors: true });
+  const textAjv = createAjv({ allErrors: true, coerceTypes: true });
+  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema));
+
+  // Empty JSON bodies are common on PATCH .../cancel; treat them as no body instead of an error.
+  const defaultJson = app.getDefaultJsonParser("error", "error");
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string", bodyLimit }, (request, body, done) => {
+    const text = body.toString();
+    if (text.trim() === "") return done(null, undefined);
+    defaultJson(request, text, (error, value) => {
+      if (error) return done(new HttpError(400, "body is not valid JSON"), undefined);
+      done(null, value);
+    });
+  });
+
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, bodyLimit));
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ errors: [`route ${request.method} ${request.url.split("?")[0]} not found`] });
+  });
+
+  const metrics = registerMetrics(app, options.service);
+  registerHealthRoutes(app, options.lifecycle, options.checks);
+  return { app, metrics };
+}
+
+function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number) {
+  if (error instanceof HttpError) {
+    if (error.statusCode >= 500) request.log.warn({ err: error }, "request refused: dependency unavailable");
+    return reply.code(error.statusCode).headers(error.headers).send({ errors: error.messages });
+  }
+  if (error.validation) {
+    const root = error.validationContext === "body" ? "" : (error.validationContext ?? "");
+    return reply.code(422).send({ errors: validationMessages(error.validation as never, root) });
+  }
+  const known = clientErrorMessage(error, bodyLimit);
+  if (known) return reply.code(known.status).send({ errors: [known.message] });
+  if (isDependencyDown(error)) {
+    request.log.warn({ err: error }, "dependency unavailable");
+    return reply
+      .code(503)
+      .header("retry-after", "5")
+      .send({ errors: ["service is temporarily unavailable, retry later"] });
+  }
+  if (typeof error.statusCode === "number" && error.statusCode >= 400 && error.statusCode < 500) {
+    return reply.code(error.statusCode).send({ errors: [error.message] });
+  }
+  request.log.error({ err: error }, "unhandled error");
+  return reply.code(500).send({ errors: ["internal error; the request id is in the x-request-id header"] });
+}
+
+function clientErrorMessage(error: FastifyError, bodyLimit: number): { status: number; message: string } | null {
+  switch (error.code) {
+    case "FST_ERR_CTP_BODY_TOO_LARGE":
+      return { status: 413, message: `body must be at most ${bodyLimit} bytes` };
+    case "FST_ERR_CTP_INVALID_MEDIA_TYPE":
+      return { status: 415, message: "Content-Type must be application/json" };
+    case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
+      return { status: 400, message: "Content-Length does not match the body" };
+    case "FST_ERR_CTP_EMPTY_JSON_BODY":
+    case "FST_ERR_CTP_INVALID_JSON_BODY":
+      return { status: 400, message: "body is not valid JSON" };
+    default:
+      return error instanceof SyntaxError ? { status: 400, message: "body is not valid JSON" } : null;
+  }
+}

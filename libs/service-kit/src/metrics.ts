@@ -1,0 +1,47 @@
+/**
+ * Prometheus metrics: one registry per app (so tests can build several), the process defaults,
+ * HTTP request durations by route, and a place for each service's domain metrics.
+ */
+import type { FastifyInstance } from "fastify";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+
+export interface AppMetrics {
+  registry: Registry;
+  counter(name: string, help: string, labelNames?: string[]): Counter<string>;
+  gauge(name: string, help: string, labelNames?: string[]): Gauge<string>;
+  histogram(name: string, help: string, labelNames?: string[], buckets?: number[]): Histogram<string>;
+}
+
+export function createMetrics(service: string): AppMetrics {
+  const registry = new Registry();
+  registry.setDefaultLabels({ service });
+  collectDefaultMetrics({ register: registry });
+  return {
+    registry,
+    counter: (name, help, labelNames = []) => new Counter({ name, help, labelNames, registers: [registry] }),
+    gauge: (name, help, labelNames = []) => new Gauge({ name, help, labelNames, registers: [registry] }),
+    histogram: (name, help, labelNames = [], buckets) =>
+      new Histogram({ name, help, labelNames, registers: [registry], ...(buckets ? { buckets } : {}) }),
+  };
+}
+
+export function registerMetrics(app: FastifyInstance, service: string): AppMetrics {
+  const metrics = createMetrics(service);
+  const duration = metrics.histogram(
+    "http_request_duration_seconds",
+    "HTTP request duration by method, route and status.",
+    ["method", "route", "status_code"],
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+  );
+  app.addHook("onResponse", async (request, reply) => {
+    duration.observe(
+      { method: request.method, route: request.routeOptions.url ?? "unmatched", status_code: String(reply.statusCode) },
+      reply.elapsedTime / 1000,
+    );
+  });
+  app.get("/metrics", async (_request, reply) => {
+    reply.header("content-type", metrics.registry.contentType);
+    return metrics.registry.metrics();
+  });
+  return metrics;
+}

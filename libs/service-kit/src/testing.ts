@@ -1,0 +1,135 @@
+/**
+ * Test helpers: each test file gets its own database and NATS namespace, so files run in
+ * parallel without seeing each other; and a TCP proxy that can cut a dependency without
+ * stopping the machine's PostgreSQL or NATS.
+ */
+import { randomBytes } from "node:crypto";
+import net from "node:net";
+import pg from "pg";
+
+/** The infrastructure the test run resolved (scripts/test.ts sets these), else the local defaults. */
+export function testInfra() {
+  return {
+    databaseUrl: process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres",
+    natsUrl: process.env.NATS_URL ?? "nats://127.0.0.1:4222",
+  };
+}
+
+export function randomSuffix(bytes = 4): string {
+  return randomBytes(bytes).toString("hex");
+}
+
+/** A NATS namespace no other test uses. */
+export function randomNamespace(): string {
+  return `t${randomSuffix()}`;
+}
+
+export interface TestDatabase {
+  url: string;
+  name: string;
+  drop(): Promise<void>;
+}
+
+/** Creates an empty database for one test file; drop() removes it. */
+export async function createTestDatabase(label = "test"): Promise<TestDatabase> {
+  const base = testInfra().databaseUrl;
+  const name = `t_${label.replace(/[^a-z0-9]/gi, "_").toLowerCase()}_${randomSuffix()}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  try {
+    await admin.query(`create database "${name}"`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(base);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    name,
+    async drop() {
+      const client = new pg.Client({ connectionString: base });
+      await client.connect();
+      try {
+        await client.query(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+export interface TcpProxy {
+  port: number;
+  url(scheme: string, path?: string): string;
+  /** Cuts every connection and refuses new ones, as a stopped server would. */
+  cut(): Promise<void>;
+  /** Accepts connections again on the same port. */
+  restore(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A loopback TCP proxy to host:port, to simulate a dependency going away and coming back. */
+export async function startTcpProxy(targetHost: string, targetPort: number): Promise<TcpProxy> {
+  const sockets = new Set<net.Socket>();
+  let server: net.Server | undefined;
+  let port = 0;
+  const listen = () =>
+    new Promise<void>((resolve, reject) => {
+      const listener = net.createServer((client) => {
+        const upstream = net.connect(targetPort, targetHost);
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on("close", () => sockets.delete(socket));
+          socket.on("error", () => socket.destroy());
+        }
+        client.pipe(upstream).pipe(client);
+        client.on("close", () => upstream.destroy());
+        upstream.on("close", () => client.destroy());
+      });
+      listener.once("error", reject);
+      listener.listen(port, "127.0.0.1", () => {
+        port = (listener.address() as net.AddressInfo).port;
+        server = listener;
+        resolve();
+      });
+    });
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      for (const socket of sockets) socket.destroy();
+      if (!server) return resolve();
+      server.close(() => resolve());
+      server = undefined;
+    });
+  await listen();
+  return {
+    get port() {
+      return port;
+    },
+    url: (scheme, path = "") => `${scheme}://127.0.0.1:${port}${path}`,
+    cut: stop,
+    restore: listen,
+    close: stop,
+  };
+}
+
+/** Polls until the check passes or the time is up. */
+export async function waitFor<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  label = "condition",
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value !== undefined && value !== false) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${label}${lastError ? `: ${(lastError as Error).message}` : ""}`,
+  );
+}

@@ -1,0 +1,12 @@
+/** The migrate entrypoint: applies webhook-dispatcher's migrations to the `webhooks` schema and exits. */
+import { SERVICE_NAMES } from "@dos/contracts";
+import { runMigrateCommand } from "@dos/service-kit";
+import { migrations, SCHEMA } from "../migrations/index.ts";
+import { CONFIG_PREFIX } from "./config.ts";
+
+await runMigrateCommand({
+  service: SERVICE_NAMES.webhookDispatcher,
+  schema: SCHEMA,
+  prefix: CONFIG_PREFIX,
+  migrations,
+});
