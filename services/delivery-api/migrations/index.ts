@@ -1,6 +1,9 @@
 /** delivery-api's migrations, applied in key order to the `delivery` schema it owns. */
 import type { Migration } from "kysely/migration";
+import * as accountsAndDeliveries from "./2026_11_21_0001_accounts_and_deliveries.ts";
 
 export const SCHEMA = "delivery";
 
-export const migrations: Record<string, Migration> = {};
+export const migrations: Record<string, Migration> = {
+  "2026_11_21_0001_accounts_and_deliveries": accountsAndDeliveries,
+};

@@ -1,0 +1,32 @@
+import type { ColumnType, Generated } from "kysely";
+
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+
+export interface AccountsTable {
+  id: Generated<number>;
+  company_name: string;
+  environment: ColumnType<"production" | "test", "production" | "test" | undefined>;
+  bring_back_containers: ColumnType<boolean, boolean | undefined>;
+  default_task_gap_minutes: ColumnType<number, number | undefined>;
+  default_task_duration_minutes: ColumnType<number, number | undefined>;
+  recipient_phone_optional: ColumnType<boolean, boolean | undefined>;
+  phone_default_region: ColumnType<string, string | undefined>;
+  created_at: CreatedAt;
+}
+
+export interface UsersTable {
+  id: Generated<number>;
+  account_id: number;
+  email: string;
+  name: string | null;
+  created_at: CreatedAt;
+}
+
+export interface ApiTokensTable {
+  id: Generated<number>;
+  user_id: number;
+  token_sha256: Buffer;
+  token_hint: string;
+  created_at: CreatedAt;
+  revoked_at: Date | null;
+}

@@ -1,0 +1,26 @@
+/** The `delivery` schema as Kysely sees it, assembled from each feature's table file. */
+import type { Kysely, Transaction } from "kysely";
+import type { AccountsTable, ApiTokensTable, UsersTable } from "../accounts/accounts.table.ts";
+import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "../deliveries/deliveries.table.ts";
+import type { IdempotencyKeysTable } from "../idempotency/idempotency.table.ts";
+import type { OutboxTable } from "../outbox/outbox.table.ts";
+import type { PackageTypesTable } from "../package-types/package-types.table.ts";
+import type { PlacesTable } from "../places/places.table.ts";
+import type { DeliveryZonesTable } from "../zones/zones.table.ts";
+
+export interface DB {
+  accounts: AccountsTable;
+  users: UsersTable;
+  api_tokens: ApiTokensTable;
+  places: PlacesTable;
+  package_types: PackageTypesTable;
+  delivery_zones: DeliveryZonesTable;
+  deliveries: DeliveriesTable;
+  tasks: TasksTable;
+  delivery_packages: DeliveryPackagesTable;
+  outbox: OutboxTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+/** A database handle or an open transaction: repositories accept either. */
+export type Db = Kysely<DB> | Transaction<DB>;

@@ -1,0 +1,14 @@
+import type { DeliveryEvent } from "@dos/contracts";
+import type { ColumnType, JSONColumnType } from "kysely";
+
+export interface OutboxTable {
+  id: string;
+  account_id: number;
+  delivery_id: number;
+  sequence: number;
+  type: string;
+  subject: string;
+  payload: JSONColumnType<DeliveryEvent, string, string>;
+  occurred_at: ColumnType<Date, Date | string | undefined, never>;
+  published_at: Date | null;
+}
