@@ -1,14 +1,48 @@
-/** Builds delivery-api from its dependencies; never listens (main.ts does, tests use inject). */
+/**
+ * Builds delivery-api from its dependencies; never listens (main.ts does, tests use inject).
+ * Three surfaces: the client API (/api/v2, X-User-Email + X-User-Token), the operator API
+ * (/ops/v1, bearer token) and the retired /api/v1.
+ */
 import { SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import type { Kysely } from "kysely";
+import { clientAuthHook } from "./auth/client-auth.ts";
 import type { Config } from "./config.ts";
+import type { DB } from "./db/database.ts";
+import { opsAuthHook } from "./ops/ops-auth.ts";
+import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
+  const { config } = deps;
+  const db = deps.database.db as Kysely<DB>;
   const { app } = createHttpApp({
     service: SERVICE_NAMES.deliveryApi,
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     checks: { postgres: deps.database.check, nats: deps.nats.check },
+    bodyLimit: config.API_BODY_LIMIT_BYTES,
   });
+
+  await app.register(v1RetiredRoutes);
+
+  // Client API: authenticated before the body is even parsed, so a stranger learns nothing.
+  await app.register(
+    async (client) => {
+      client.addHook("onRequest", clientAuthHook(db));
+      client.setNotFoundHandler((request, reply) => {
+        reply.code(404).send({ errors: [`route ${request.method} ${request.url.split("?")[0]} not found`] });
+      });
+    },
+    { prefix: "/api/v2" },
+  );
+
+  // Operator API: what the spec leaves to "the operator's web interface".
+  await app.register(
+    async (ops) => {
+      ops.addHook("onRequest", opsAuthHook(config.API_OPS_TOKEN));
+    },
+    { prefix: "/ops/v1" },
+  );
+
   return { app };
 }

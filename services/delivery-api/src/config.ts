@@ -11,7 +11,31 @@ export const configSchema = Type.Object({
     default: 3000,
     minimum: 0,
     maximum: 65535,
-    description: "HTTP port (health, metrics, client API).",
+    description: "HTTP port of the client, operator and tracking APIs.",
+  }),
+  API_OPS_TOKEN: Type.String({
+    minLength: 24,
+    description: "Bearer token of the operator API (/ops/v1) and CLI; at least 24 characters.",
+  }),
+  API_PUBLIC_URL: Type.String({
+    default: "http://localhost:3000",
+    pattern: "^https?://",
+    description: "Public base URL, used in tracking links and OpenAPI.",
+  }),
+  API_BODY_LIMIT_BYTES: Type.Integer({
+    default: 262_144,
+    minimum: 1024,
+    description: "Largest request body accepted; larger gets 413.",
+  }),
+  API_PRICING_TIMEOUT_MS: Type.Integer({
+    default: 2000,
+    minimum: 50,
+    description: "How long a quote may take before create answers 503.",
+  }),
+  API_OUTBOX_POLL_MS: Type.Integer({
+    default: 200,
+    minimum: 10,
+    description: "Outbox relay poll interval when no change is signalled.",
   }),
 });
 export type Config = Static<typeof configSchema>;

@@ -1,0 +1,25 @@
+import type { Db } from "../db/database.ts";
+
+/** The active token with this hash, for the user with this e-mail, with the user's account. */
+export function findActiveTokenByHash(db: Db, tokenSha256: Buffer, email: string) {
+  return db
+    .selectFrom("api_tokens")
+    .innerJoin("users", "users.id", "api_tokens.user_id")
+    .innerJoin("accounts", "accounts.id", "users.account_id")
+    .where("api_tokens.token_sha256", "=", tokenSha256)
+    .where("api_tokens.revoked_at", "is", null)
+    .where((eb) => eb(eb.fn("lower", ["users.email"]), "=", email.toLowerCase()))
+    .select([
+      "api_tokens.token_sha256",
+      "users.id as user_id",
+      "accounts.id as account_id",
+      "accounts.company_name",
+      "accounts.environment",
+      "accounts.bring_back_containers",
+      "accounts.default_task_gap_minutes",
+      "accounts.default_task_duration_minutes",
+      "accounts.recipient_phone_optional",
+      "accounts.phone_default_region",
+    ])
+    .executeTakeFirst();
+}

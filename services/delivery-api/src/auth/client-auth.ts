@@ -1,0 +1,63 @@
+/**
+ * Authentication of the client API: `X-User-Email` + `X-User-Token` on every /api/v2 route.
+ * Tokens are stored as SHA-256 and compared in constant time; a missing or wrong pair is a 401
+ * in the error shape, and the token never reaches a log (the logger redacts the header).
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+import { unauthorized } from "@dos/service-kit";
+import type { FastifyRequest } from "fastify";
+import type { Db } from "../db/database.ts";
+import { findActiveTokenByHash } from "./auth.repository.ts";
+
+/** The caller's account, as every /api/v2 handler sees it. */
+export interface ClientAccount {
+  id: number;
+  userId: number;
+  companyName: string;
+  environment: "production" | "test";
+  bringBackContainers: boolean;
+  defaultTaskGapMinutes: number;
+  defaultTaskDurationMinutes: number;
+  recipientPhoneOptional: boolean;
+  phoneDefaultRegion: string;
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the client authentication hook on /api/v2 routes. */
+    account: ClientAccount;
+  }
+}
+
+export function hashToken(token: string): Buffer {
+  return createHash("sha256").update(token, "utf8").digest();
+}
+
+/** A preHandler hook that authenticates the caller or answers 401. */
+export function clientAuthHook(db: Db) {
+  return async (request: FastifyRequest) => {
+    const email = request.headers["x-user-email"];
+    const token = request.headers["x-user-token"];
+    if (typeof email !== "string" || typeof token !== "string" || email === "" || token === "") {
+      throw unauthorized("X-User-Email and X-User-Token headers are required");
+    }
+    if (email.length > 254 || token.length > 256) throw unauthorized("X-User-Email or X-User-Token is invalid");
+    const presented = hashToken(token);
+    const found = await findActiveTokenByHash(db, presented, email);
+    // The lookup is by hash; the constant-time comparison guards against any index-level shortcut.
+    if (!found || !timingSafeEqual(found.token_sha256, presented)) {
+      throw unauthorized("X-User-Email or X-User-Token is invalid");
+    }
+    request.account = {
+      id: found.account_id,
+      userId: found.user_id,
+      companyName: found.company_name,
+      environment: found.environment,
+      bringBackContainers: found.bring_back_containers,
+      defaultTaskGapMinutes: found.default_task_gap_minutes,
+      defaultTaskDurationMinutes: found.default_task_duration_minutes,
+      recipientPhoneOptional: found.recipient_phone_optional,
+      phoneDefaultRegion: found.phone_default_region,
+    };
+  };
+}
