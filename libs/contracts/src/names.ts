@@ -54,6 +54,14 @@ export function natsNames(namespace = "") {
       vehiclePosition: (vehicleExternalId: string) => `${positionsRoot}.${fleetKey(vehicleExternalId)}`,
       /** Tariff management requests, answered by the pricing service. */
       pricingTariffs: `${pricingRoot}.tariffs`,
+      /** Request/reply: store a new tariff version (schemas/tariffs.ts TariffCreateRequest). */
+      pricingTariffsCreate: `${pricingRoot}.tariffs.create`,
+      /** Request/reply: every tariff version of an account. */
+      pricingTariffsList: `${pricingRoot}.tariffs.list`,
+      /** Request/reply: one tariff version by id. */
+      pricingTariffsGet: `${pricingRoot}.tariffs.get`,
+      /** Broadcast (no queue group) after a tariff version is stored: every pricing replica drops its cache. */
+      pricingTariffsChanged: `${pricingRoot}.tariffs.changed`,
     },
     services: {
       /** The NATS services framework name of the pricing service; its `quote` endpoint lives under it. */
