@@ -100,8 +100,9 @@ async function ensureStream(jsm: JetStreamManager, config: StreamConfig, result:
     result.created.push(config.name);
     return;
   }
+  // Only the fields we set are compared: the server fills the others with its defaults.
   const differs = MUTABLE_FIELDS.some(
-    (field) => JSON.stringify(current[field] ?? null) !== JSON.stringify(config[field] ?? null),
+    (field) => config[field] !== undefined && JSON.stringify(current[field]) !== JSON.stringify(config[field]),
   );
   if (!differs) {
     result.unchanged.push(config.name);

@@ -130,13 +130,20 @@ function allowedValues(error: ErrorObject): string[] {
   return [];
 }
 
+type SchemaNode = Record<string, unknown> & { anyOf?: SchemaNode[] };
+
+/** The branches of a union, with nested unions (a nullable enum) flattened. */
+function flatBranches(schema: SchemaNode | undefined): SchemaNode[] {
+  return (schema?.anyOf ?? []).flatMap((branch) => (branch.anyOf ? flatBranches(branch) : [branch]));
+}
+
 function unionDescription(error: ErrorObject): string {
-  const branches = (error.parentSchema as { anyOf?: Array<Record<string, unknown>> })?.anyOf ?? [];
+  const branches = flatBranches(error.parentSchema as SchemaNode);
   const literals = branches.filter((b) => b.const !== undefined || b.type === "null");
   if (literals.length === branches.length) {
     return `must be one of ${branches.map((b) => (b.type === "null" ? "null" : String(b.const))).join(", ")}`;
   }
-  const kinds = branches.map((b) => (b.$id ? String(b.$id) : String(b.type ?? "value")));
+  const kinds = branches.map((b) => (b.title ? String(b.title) : String(b.type ?? "value")));
   return `must be ${kinds.map(article).join(" or ")}`;
 }
 
@@ -161,7 +168,9 @@ function pruneUnionBranches(errors: ErrorObject[]): ErrorObject[] {
     const candidates = [...byBranch.values()].filter(
       (branchErrors) =>
         !branchErrors.some(
-          (e) => e.instancePath === union.instancePath && (e.keyword === "type" || e.keyword === "const"),
+          (e) =>
+            e.instancePath === union.instancePath &&
+            (e.keyword === "type" || e.keyword === "const" || e.keyword === "anyOf"),
         ),
     );
     const best = candidates.sort((a, b) => score(a) - score(b))[0];

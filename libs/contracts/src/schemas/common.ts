@@ -10,7 +10,7 @@ export const Timestamp = Type.String({
 /** The error body of every 4xx and 5xx: each message is a field label followed by the problem. */
 export const ErrorBody = Type.Object(
   { errors: Type.Array(Type.String(), { minItems: 1 }) },
-  { $id: "ErrorBody", additionalProperties: false },
+  { title: "ErrorBody", additionalProperties: false },
 );
 export type ErrorBody = Static<typeof ErrorBody>;
 

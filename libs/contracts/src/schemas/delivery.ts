@@ -36,7 +36,8 @@ const placeFields = {
 export const PlaceInput = Type.Object(
   {
     recipient_name: placeFields.recipient_name,
-    recipient_phone: Type.Optional(placeFields.recipient_phone),
+    // null (or absent) only where the account may omit it (particular cases agreed with the operator).
+    recipient_phone: Type.Optional(Nullable(placeFields.recipient_phone)),
     recipient_email: Type.Optional(Nullable(placeFields.recipient_email)),
     company_name: Type.Optional(Nullable(placeFields.company_name)),
     address: placeFields.address,
@@ -44,7 +45,7 @@ export const PlaceInput = Type.Object(
     city: placeFields.city,
     address_instructions: Type.Optional(Nullable(placeFields.address_instructions)),
   },
-  { $id: "PlaceInput", additionalProperties: false },
+  { title: "PlaceInput", additionalProperties: false },
 );
 export type PlaceInput = Static<typeof PlaceInput>;
 
@@ -60,7 +61,7 @@ export const Place = Type.Object(
     city: Type.String(),
     address_instructions: Nullable(Type.String()),
   },
-  { $id: "Place", additionalProperties: false },
+  { title: "Place", additionalProperties: false },
 );
 export type Place = Static<typeof Place>;
 
@@ -69,10 +70,10 @@ export type Place = Static<typeof Place>;
 /** A task as a client sends it: a saved address number, or slots and a place. */
 export const TaskObjectInput = Type.Object(
   { slot_starting_at: Timestamp, slot_ending_at: Timestamp, place: PlaceInput },
-  { $id: "TaskObjectInput", additionalProperties: false },
+  { title: "TaskObjectInput", additionalProperties: false },
 );
 export const SavedAddressId = Type.Integer({ minimum: 1, description: "Number of a saved address of the account." });
-export const TaskInput = Type.Union([SavedAddressId, TaskObjectInput], { $id: "TaskInput" });
+export const TaskInput = Type.Union([SavedAddressId, TaskObjectInput], { title: "TaskInput" });
 export type TaskInput = Static<typeof TaskInput>;
 
 export const CompletionSignature = Type.Object(
@@ -95,7 +96,7 @@ export const Task = Type.Object(
     completion_pictures: Type.Array(Type.String()),
     completion_text: Nullable(Type.String()),
   },
-  { $id: "Task", additionalProperties: false },
+  { title: "Task", additionalProperties: false },
 );
 export type Task = Static<typeof Task>;
 
@@ -114,14 +115,14 @@ export const InlinePackageInput = Type.Object(
     temperature: Type.Optional(Temperature),
     client_reference: Type.Optional(Nullable(ShortText())),
   },
-  { $id: "InlinePackageInput", additionalProperties: false },
+  { title: "InlinePackageInput", additionalProperties: false },
 );
 /** A package given by its catalogue entry. */
 export const CataloguePackageInput = Type.Object(
   { package_type_id: Type.Integer({ minimum: 1 }), amount: Amount },
-  { $id: "CataloguePackageInput", additionalProperties: false },
+  { title: "CataloguePackageInput", additionalProperties: false },
 );
-export const PackageInput = Type.Union([CataloguePackageInput, InlinePackageInput], { $id: "PackageInput" });
+export const PackageInput = Type.Union([CataloguePackageInput, InlinePackageInput], { title: "PackageInput" });
 export type PackageInput = Static<typeof PackageInput>;
 
 /** A package in a response. */
@@ -137,7 +138,7 @@ export const Package = Type.Object(
     temperature: Nullable(Type.String()),
     client_reference: Nullable(Type.String()),
   },
-  { $id: "Package", additionalProperties: false },
+  { title: "Package", additionalProperties: false },
 );
 export type Package = Static<typeof Package>;
 
@@ -151,7 +152,7 @@ export const PackageType = Type.Object(
     fragility: Nullable(Type.String()),
     temperature: Nullable(Type.String()),
   },
-  { $id: "PackageType", additionalProperties: false },
+  { title: "PackageType", additionalProperties: false },
 );
 export type PackageType = Static<typeof PackageType>;
 
@@ -175,7 +176,7 @@ export const Delivery = Type.Object(
     packages: Type.Array(Package),
     reversed_packages: Type.Array(Package),
   },
-  { $id: "Delivery", additionalProperties: false },
+  { title: "Delivery", additionalProperties: false },
 );
 export type Delivery = Static<typeof Delivery>;
 
@@ -194,7 +195,7 @@ export const DeliveryCreateInput = Type.Object(
     pickup: Type.Optional(TaskInput),
     packages: Type.Array(PackageInput, { minItems: 1, maxItems: LIMITS.packagesPerDelivery }),
   },
-  { $id: "DeliveryCreateInput", additionalProperties: false },
+  { title: "DeliveryCreateInput", additionalProperties: false },
 );
 export type DeliveryCreateInput = Static<typeof DeliveryCreateInput>;
 
@@ -211,7 +212,7 @@ export const TaskPatchInput = Type.Union(
       { additionalProperties: false },
     ),
   ],
-  { $id: "TaskPatchInput" },
+  { title: "TaskPatchInput" },
 );
 export type TaskPatchInput = Static<typeof TaskPatchInput>;
 
@@ -223,7 +224,7 @@ export const DeliveryUpdateInput = Type.Object(
     pickup: Type.Optional(TaskPatchInput),
     packages: Type.Optional(Type.Array(PackageInput, { minItems: 1, maxItems: LIMITS.packagesPerDelivery })),
   },
-  { $id: "DeliveryUpdateInput", additionalProperties: false },
+  { title: "DeliveryUpdateInput", additionalProperties: false },
 );
 export type DeliveryUpdateInput = Static<typeof DeliveryUpdateInput>;
 
@@ -234,13 +235,14 @@ export type DeliveryUpdateInput = Static<typeof DeliveryUpdateInput>;
 export const RedeliveryInput = Type.Object(
   {
     ...deliveryInputFields,
+    client_order_reference: Type.Optional(Type.Unknown({ description: "Ignored: kept from the original delivery." })),
     dropoff: Type.Optional(TaskPatchInput),
     pickup: Type.Optional(TaskPatchInput),
-    direction: Type.Optional(Type.Unknown()),
-    packages: Type.Optional(Type.Unknown()),
-    reversed_packages: Type.Optional(Type.Unknown()),
+    direction: Type.Optional(Type.Unknown({ description: "Ignored: kept from the original delivery." })),
+    packages: Type.Optional(Type.Unknown({ description: "Ignored: kept from the original delivery." })),
+    reversed_packages: Type.Optional(Type.Unknown({ description: "Ignored: kept from the original delivery." })),
   },
-  { $id: "RedeliveryInput", additionalProperties: false },
+  { title: "RedeliveryInput", additionalProperties: false },
 );
 export type RedeliveryInput = Static<typeof RedeliveryInput>;
 
@@ -254,9 +256,33 @@ export const DeliveryListItem = Type.Object(
     slot_ending_at: Type.String(),
     price_cents: Nullable(Type.Integer()),
   },
-  { $id: "DeliveryListItem", additionalProperties: false },
+  { title: "DeliveryListItem", additionalProperties: false },
 );
 export type DeliveryListItem = Static<typeof DeliveryListItem>;
+
+/** Largest page of the delivery list (decided in docs/spec-decisions.md). */
+export const DELIVERY_LIST_MAX_PER_PAGE = 100;
+export const DELIVERY_LIST_DEFAULT_PER_PAGE = 25;
+
+/** The query of the delivery list and of latest: a reference filter, and bounded pages (list only). */
+export const DeliveryListQuery = Type.Object(
+  {
+    client_order_reference: Type.Optional(
+      Type.String({ maxLength: LIMITS.shortText, description: "Keep only deliveries with this reference." }),
+    ),
+    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: "Page number, from 1." })),
+    per_page: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: DELIVERY_LIST_MAX_PER_PAGE,
+        default: DELIVERY_LIST_DEFAULT_PER_PAGE,
+        description: "Items per page.",
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DeliveryListQuery = Static<typeof DeliveryListQuery>;
 
 /** The price of a delivery body, without saving it (beyond the spec). */
 export const DeliveryQuote = Type.Object(
@@ -264,6 +290,6 @@ export const DeliveryQuote = Type.Object(
     price_cents: Nullable(Type.Integer()),
     direction: Direction,
   },
-  { $id: "DeliveryQuote", additionalProperties: false },
+  { title: "DeliveryQuote", additionalProperties: false },
 );
 export type DeliveryQuote = Static<typeof DeliveryQuote>;

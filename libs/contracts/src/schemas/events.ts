@@ -23,6 +23,6 @@ export const DeliveryEvent = Type.Object(
       previous_status: Type.Optional(Type.String()),
     }),
   },
-  { $id: "DeliveryEvent" },
+  { title: "DeliveryEvent" },
 );
 export type DeliveryEvent = Static<typeof DeliveryEvent>;

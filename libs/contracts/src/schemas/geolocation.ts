@@ -11,7 +11,7 @@ export const GeolocationInput = Type.Object(
     provider: ShortText(),
     tracker_id: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
   },
-  { $id: "GeolocationInput", additionalProperties: false },
+  { title: "GeolocationInput", additionalProperties: false },
 );
 export type GeolocationInput = Static<typeof GeolocationInput>;
 
@@ -27,7 +27,7 @@ export const VehiclePosition = Type.Object(
     provider: Type.String(),
     tracker_id: Nullable(Type.Integer()),
   },
-  { $id: "VehiclePosition" },
+  { title: "VehiclePosition" },
 );
 export type VehiclePosition = Static<typeof VehiclePosition>;
 
@@ -43,6 +43,6 @@ export const FleetEntry = Type.Object(
     messenger_id: Nullable(Type.Integer()),
     updated_at: Type.String(),
   },
-  { $id: "FleetEntry" },
+  { title: "FleetEntry" },
 );
 export type FleetEntry = Static<typeof FleetEntry>;

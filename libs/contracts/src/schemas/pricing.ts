@@ -29,7 +29,7 @@ export const QuoteRequest = Type.Object(
     /** When the client asked; lead time is measured from here, and the tariff in force then applies. */
     requested_at: Timestamp,
   },
-  { $id: "QuoteRequest", additionalProperties: false },
+  { title: "QuoteRequest", additionalProperties: false },
 );
 export type QuoteRequest = Static<typeof QuoteRequest>;
 
@@ -51,7 +51,7 @@ export const QuoteReply = Type.Object(
     tariff_id: Nullable(Type.Integer()),
     lines: Type.Array(QuoteLine),
   },
-  { $id: "QuoteReply", additionalProperties: false },
+  { title: "QuoteReply", additionalProperties: false },
 );
 export type QuoteReply = Static<typeof QuoteReply>;
 

@@ -1,0 +1,132 @@
+/**
+ * The whole system as separate processes: migrations first, then the four services from their
+ * builds, each on its own port, waited for until /readyz answers 200. Used by `npm start` and by
+ * the e2e suite, so both boot the system the same way.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { createWriteStream, mkdirSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+
+export interface ServiceSpec {
+  name: "delivery-api" | "geo-ingest" | "pricing" | "webhook-dispatcher";
+  /** Port offset from the base port. */
+  offset: number;
+}
+
+export const SERVICES: ServiceSpec[] = [
+  { name: "delivery-api", offset: 0 },
+  { name: "geo-ingest", offset: 1 },
+  { name: "pricing", offset: 2 },
+  { name: "webhook-dispatcher", offset: 3 },
+];
+
+export interface SystemOptions {
+  /** DATABASE_URL, NATS_URL, NATS_NAMESPACE, secrets and any other variable every service gets. */
+  env: Record<string, string>;
+  basePort: number;
+  /** Where each service's log goes (a file per service); omitted: inherited stdout. */
+  logDir?: string;
+  readyTimeoutMs?: number;
+}
+
+export interface RunningService {
+  spec: ServiceSpec;
+  url: string;
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface RunningSystem {
+  services: RunningService[];
+  url(name: ServiceSpec["name"]): string;
+  /** Sends SIGTERM to every service and waits for all to exit. */
+  stop(): Promise<Array<{ name: string; code: number | null; signal: NodeJS.Signals | null; ms: number }>>;
+}
+
+/** Applies every service's migrations, in sequence, with the given environment. */
+export async function migrateAll(env: Record<string, string>): Promise<void> {
+  for (const spec of SERVICES) {
+    const child = spawn(process.execPath, [serviceEntry(spec, "migrate")], {
+      env: { ...process.env, ...env, LOG_LEVEL: env.LOG_LEVEL ?? "warn" },
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
+    if (code !== 0) throw new Error(`migrations of ${spec.name} failed (exit ${code})`);
+  }
+}
+
+export function serviceEntry(spec: ServiceSpec, entry: "main" | "migrate"): string {
+  return path.join(root, "services", spec.name, "dist", "src", `${entry}.js`);
+}
+
+/** Starts one service process. */
+export function startService(spec: ServiceSpec, options: SystemOptions): RunningService {
+  const port = options.basePort + spec.offset;
+  let stdio: Array<"ignore" | "inherit" | "pipe"> = ["ignore", "inherit", "inherit"];
+  if (options.logDir) stdio = ["ignore", "pipe", "pipe"];
+  const child = spawn(process.execPath, [serviceEntry(spec, "main")], {
+    env: { ...process.env, ...options.env, PORT: String(port), HOST: "127.0.0.1" },
+    stdio,
+  });
+  if (options.logDir) {
+    mkdirSync(options.logDir, { recursive: true });
+    const log = createWriteStream(path.join(options.logDir, `${spec.name}.log`), { flags: "a" });
+    child.stdout?.pipe(log);
+    child.stderr?.pipe(log);
+  }
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on("exit", (code, signal) => resolve({ code, signal })),
+  );
+  return { spec, url: `http://127.0.0.1:${port}`, child, exited };
+}
+
+/** Starts the four services and waits until each answers /readyz with 200. */
+export async function startSystem(options: SystemOptions): Promise<RunningSystem> {
+  const services = SERVICES.map((spec) => startService(spec, options));
+  const system: RunningSystem = {
+    services,
+    url(name) {
+      const found = services.find((s) => s.spec.name === name);
+      if (!found) throw new Error(`no service ${name}`);
+      return found.url;
+    },
+    async stop() {
+      return Promise.all(
+        services.map(async (service) => {
+          const started = Date.now();
+          if (service.child.exitCode === null && service.child.signalCode === null) service.child.kill("SIGTERM");
+          const { code, signal } = await service.exited;
+          return { name: service.spec.name, code, signal, ms: Date.now() - started };
+        }),
+      );
+    },
+  };
+  try {
+    await Promise.all(services.map((service) => waitReady(service, options.readyTimeoutMs ?? 60_000)));
+  } catch (error) {
+    await system.stop();
+    throw error;
+  }
+  return system;
+}
+
+/** Polls /readyz until 200; fails early when the process exits. */
+export async function waitReady(service: RunningService, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let exited = false;
+  service.exited.then(() => {
+    exited = true;
+  });
+  while (Date.now() < deadline) {
+    if (exited) throw new Error(`${service.spec.name} exited before it was ready (exit ${service.child.exitCode})`);
+    try {
+      const response = await fetch(`${service.url}/readyz`, { signal: AbortSignal.timeout(2000) });
+      if (response.status === 200) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`${service.spec.name} was not ready within ${timeoutMs} ms`);
+}
