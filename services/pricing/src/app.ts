@@ -1,14 +1,42 @@
 /** Builds pricing from its dependencies; never listens (main.ts does, tests use inject). */
-import { SERVICE_NAMES } from "@dos/contracts";
+import { natsNames, SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import type { Kysely } from "kysely";
+import { type PricingBus, startPricingBus } from "./bus/pricing-service.ts";
 import type { Config } from "./config.ts";
+import type { DB } from "./db/database.ts";
+import { createQuoteHandler } from "./quotes/quotes.handler.ts";
+import { createTariffCache } from "./tariffs/tariff-cache.ts";
+import { listTariffsByAccount, toTariffVersion } from "./tariffs/tariffs.repository.ts";
+import { createTariffsService } from "./tariffs/tariffs.service.ts";
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
-  const { app } = createHttpApp({
+  const { config, logger, nats } = deps;
+  const { app, metrics } = createHttpApp({
     service: SERVICE_NAMES.pricing,
-    logger: deps.logger,
+    logger,
     lifecycle: deps.lifecycle,
-    checks: { postgres: deps.database.check, nats: deps.nats.check },
+    checks: { postgres: deps.database.check, nats: nats.check },
   });
-  return { app };
+  const db = deps.database.db as Kysely<DB>;
+  const names = natsNames(config.NATS_NAMESPACE);
+  const cache = createTariffCache({
+    ttlMs: config.PRICING_TARIFF_CACHE_TTL_MS,
+    maxAccounts: config.PRICING_TARIFF_CACHE_MAX_ACCOUNTS,
+    load: async (accountId) => (await listTariffsByAccount(db, accountId)).map(toTariffVersion),
+  });
+  const tariffs = createTariffsService({ db, nc: nats.nc, names, cache });
+  const quote = createQuoteHandler({ cache, metrics });
+
+  let bus: PricingBus | undefined;
+  return {
+    app,
+    async start() {
+      bus ??= await startPricingBus({ nc: nats.nc, names, logger, cache, quote, tariffs });
+    },
+    async stop() {
+      await bus?.stop();
+      bus = undefined;
+    },
+  };
 }

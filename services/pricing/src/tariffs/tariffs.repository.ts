@@ -1,0 +1,81 @@
+/** Reads and appends tariff versions; versions are never updated nor deleted. */
+import { formatTimestamp, type Tariff, type TariffRules } from "@dos/contracts";
+import type { Insertable, Selectable } from "kysely";
+import type { Db } from "../db/database.ts";
+import type { TariffVersion } from "../quotes/price-rules.ts";
+import type { TariffsTable } from "./tariffs.table.ts";
+
+type TariffRow = Selectable<TariffsTable>;
+
+export interface NewTariff extends TariffRules {
+  accountId: number;
+  effectiveFrom: Date;
+  note: string | null;
+}
+
+/** Inserts a version; throws PostgreSQL's unique violation (23505) when the account already has one at that instant. */
+export async function insertTariff(db: Db, tariff: NewTariff): Promise<TariffRow> {
+  const row: Insertable<TariffsTable> = {
+    account_id: tariff.accountId,
+    effective_from: tariff.effectiveFrom,
+    base_outbound_cents: tariff.base_cents.outbound,
+    base_inbound_cents: tariff.base_cents.inbound,
+    base_other_cents: tariff.base_cents.other,
+    per_package_cents: tariff.per_package_cents,
+    weight_bands: JSON.stringify(tariff.weight_bands),
+    volume_bands: JSON.stringify(tariff.volume_bands),
+    slot_surcharges: JSON.stringify(tariff.slot_surcharges),
+    lead_time_surcharges: JSON.stringify(tariff.lead_time_surcharges),
+    minimum_cents: tariff.minimum_cents,
+    note: tariff.note,
+  };
+  return db.insertInto("tariffs").values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Every version of an account, latest effective_from first. */
+export async function listTariffsByAccount(db: Db, accountId: number): Promise<TariffRow[]> {
+  return db
+    .selectFrom("tariffs")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .orderBy("effective_from", "desc")
+    .execute();
+}
+
+export async function findTariff(db: Db, accountId: number, tariffId: number): Promise<TariffRow | undefined> {
+  return db
+    .selectFrom("tariffs")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("id", "=", tariffId)
+    .executeTakeFirst();
+}
+
+function rulesOf(row: TariffRow): TariffRules {
+  return {
+    base_cents: { outbound: row.base_outbound_cents, inbound: row.base_inbound_cents, other: row.base_other_cents },
+    per_package_cents: row.per_package_cents,
+    weight_bands: row.weight_bands,
+    volume_bands: row.volume_bands,
+    slot_surcharges: row.slot_surcharges,
+    lead_time_surcharges: row.lead_time_surcharges,
+    minimum_cents: row.minimum_cents,
+  };
+}
+
+/** A row as the contract's Tariff. */
+export function toTariff(row: TariffRow): Tariff {
+  return {
+    id: row.id,
+    account_id: row.account_id,
+    effective_from: formatTimestamp(row.effective_from),
+    ...rulesOf(row),
+    note: row.note,
+    created_at: formatTimestamp(row.created_at),
+  };
+}
+
+/** A row as the pricing rules need it. */
+export function toTariffVersion(row: TariffRow): TariffVersion {
+  return { id: row.id, effectiveFrom: row.effective_from, ...rulesOf(row) };
+}
