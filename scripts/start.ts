@@ -3,7 +3,7 @@
  * migrates, seeds the demo accounts, starts the four services, prints their URLs and stays in
  * the foreground until Ctrl-C, then stops everything cleanly.
  */
-import { execFileSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -16,7 +16,8 @@ const basePort = Number(process.env.START_PORT ?? 3000);
 
 const infra = await resolveInfrastructure();
 step("building");
-execFileSync("npx", ["turbo", "run", "build", "--output-logs=errors-only"], { cwd: root, stdio: "inherit" });
+const build = spawnSync("npx", ["turbo", "run", "build", "--output-logs=errors-only"], { cwd: root, stdio: "inherit" });
+if (build.status !== 0) fail("the build failed (its errors are above)");
 
 const opsToken = persistentSecret("ops-token");
 const env: Record<string, string> = {
@@ -27,10 +28,12 @@ const env: Record<string, string> = {
 };
 
 step("migrating");
-await migrateAll(env);
+await migrateAll(env).catch((error: Error) => fail(error.message));
 
 step("starting services (logs in var/log/)");
-const system = await startSystem({ env, basePort, logDir: path.join(varDir, "log") });
+const system = await startSystem({ env, basePort, logDir: path.join(varDir, "log") }).catch((error: Error) =>
+  fail(`${error.message}; see var/log/`),
+);
 
 const demo = {
   api_url: system.url("delivery-api"),
@@ -60,10 +63,17 @@ process.on("SIGTERM", () => void stop("SIGTERM"));
 for (const service of system.services) {
   service.exited.then(({ code, signal }) => {
     if (!stopping) {
-      process.stderr.write(`${service.spec.name} exited unexpectedly (${code ?? signal}); see var/log/${service.spec.name}.log\n`);
+      process.stderr.write(
+        `${service.spec.name} exited unexpectedly (${code ?? signal}); see var/log/${service.spec.name}.log\n`,
+      );
       void stop(`${service.spec.name} exited`);
     }
   });
+}
+
+function fail(reason: string): never {
+  process.stderr.write(`start: ${reason}\n`);
+  process.exit(1);
 }
 
 function step(text: string) {
