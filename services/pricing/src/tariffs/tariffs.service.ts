@@ -50,7 +50,7 @@ export function createTariffsService(deps: TariffsServiceDeps) {
       const pastProblem = given && effectiveFromProblem(given, clock, PAST_TOLERANCE_MS);
       if (pastProblem) problems.unshift(pastProblem);
       if (problems.length > 0 || !given) throw invalidTariff(problems);
-      const effectiveFrom = given < clock ? clock : given;
+      const effectiveFrom = new Date(Math.max(given.getTime(), clock.getTime()));
 
       const row = await insertTariff(deps.db, {
         accountId: request.account_id,
