@@ -5,6 +5,7 @@ export * from "./schemas/events.ts";
 export * from "./schemas/geolocation.ts";
 export * from "./schemas/pricing.ts";
 export * from "./schemas/tariffs.ts";
+export * from "./schemas/webhooks.ts";
 export * from "./timestamps.ts";
 export * from "./topology.ts";
 export * from "./validation.ts";

@@ -36,6 +36,7 @@ export function natsNames(namespace = "") {
   const deliveryEventsRoot = subject("delivery.events");
   const positionsRoot = subject("geo.positions");
   const pricingRoot = subject("pricing");
+  const webhooksRoot = subject("webhooks");
 
   return {
     namespace,
@@ -66,6 +67,22 @@ export function natsNames(namespace = "") {
     services: {
       /** The NATS services framework name of the pricing service; its `quote` endpoint lives under it. */
       pricing: { name: upper("pricing"), quoteSubject: `${pricingRoot}.quote`, queueGroup: upper("pricing") },
+      /**
+       * The webhook endpoint registry of webhook-dispatcher, asked by delivery-api on a client's
+       * behalf (request/reply, contract in schemas/webhooks.ts).
+       */
+      webhooks: {
+        name: upper("webhooks"),
+        queueGroup: upper("webhooks"),
+        subjects: {
+          create: `${webhooksRoot}.endpoints.create`,
+          list: `${webhooksRoot}.endpoints.list`,
+          delete: `${webhooksRoot}.endpoints.delete`,
+          rotate: `${webhooksRoot}.endpoints.rotate`,
+          attempts: `${webhooksRoot}.endpoints.attempts`,
+          replay: `${webhooksRoot}.endpoints.replay`,
+        },
+      },
     },
     consumers: {
       webhookDispatcher: upper("webhook-dispatcher"),

@@ -25,7 +25,10 @@ after(async () => {
 test("ensureTopology creates the streams and bucket once, then finds them unchanged", async () => {
   const names = natsNames(namespace);
   const first = await ensureTopology(nc, { namespace });
-  assert.deepEqual(first.created.sort(), [names.streams.deliveryEvents, names.streams.vehiclePositions, `KV_${names.buckets.fleet}`].sort());
+  assert.deepEqual(
+    first.created.sort(),
+    [names.streams.deliveryEvents, names.streams.vehiclePositions, `KV_${names.buckets.fleet}`].sort(),
+  );
   const jsm = await jetstreamManager(nc);
   const before = await jsm.streams.info(names.streams.deliveryEvents);
 

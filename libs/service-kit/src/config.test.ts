@@ -51,7 +51,10 @@ test("a number that is not one is named", () => {
 });
 
 test("an unknown variable with the service's prefix is a typo, with a suggestion", () => {
-  assert.equal(failure({ ...valid, SVC_TIMEOUT_M: "5" }), "SVC_TIMEOUT_M is not a known variable (did you mean SVC_TIMEOUT_MS?)");
+  assert.equal(
+    failure({ ...valid, SVC_TIMEOUT_M: "5" }),
+    "SVC_TIMEOUT_M is not a known variable (did you mean SVC_TIMEOUT_MS?)",
+  );
 });
 
 test("a secret's value never appears in the message", () => {

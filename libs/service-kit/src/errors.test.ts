@@ -10,7 +10,13 @@ const messagesFor = (body: unknown) => {
   return result.ok ? [] : validationMessages(result.errors);
 };
 const slot = { slot_starting_at: "2030-01-01T10:00:00.000+01:00", slot_ending_at: "2030-01-01T12:00:00.000+01:00" };
-const place = { recipient_name: "Ann", recipient_phone: "+33612345678", address: "1 Rue A", postal_code: "75001", city: "Paris" };
+const place = {
+  recipient_name: "Ann",
+  recipient_phone: "+33612345678",
+  address: "1 Rue A",
+  postal_code: "75001",
+  city: "Paris",
+};
 
 test("field labels are dotted paths with array indexes", () => {
   assert.equal(fieldLabel("/dropoff/place/postal_code"), "dropoff.place.postal_code");
@@ -20,10 +26,13 @@ test("field labels are dotted paths with array indexes", () => {
 });
 
 test("a missing field and a wrong type are named precisely", () => {
-  assert.deepEqual(messagesFor({ dropoff: { ...slot, place: { ...place, city: undefined } }, packages: [{ package_type_id: 1, amount: "2" }] }), [
-    "dropoff.place.city is required",
-    "packages[0].amount must be an integer",
-  ]);
+  assert.deepEqual(
+    messagesFor({
+      dropoff: { ...slot, place: { ...place, city: undefined } },
+      packages: [{ package_type_id: 1, amount: "2" }],
+    }),
+    ["dropoff.place.city is required", "packages[0].amount must be an integer"],
+  );
 });
 
 test("a task that is neither an integer nor a task object says what it must be", () => {
@@ -33,9 +42,10 @@ test("a task that is neither an integer nor a task object says what it must be",
 });
 
 test("an inline package is judged as an inline package, not as a catalogue reference", () => {
-  assert.deepEqual(messagesFor({ dropoff: { ...slot, place }, packages: [{ name: "Box", amount: 1, volume_dm3: 2 }] }), [
-    "packages[0].weight_kg is required",
-  ]);
+  assert.deepEqual(
+    messagesFor({ dropoff: { ...slot, place }, packages: [{ name: "Box", amount: 1, volume_dm3: 2 }] }),
+    ["packages[0].weight_kg is required"],
+  );
 });
 
 test("unknown fields, enum values and bad timestamps are named", () => {

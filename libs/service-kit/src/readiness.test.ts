@@ -50,15 +50,22 @@ describe("readiness follows the dependencies", () => {
   };
 
   test("ready while PostgreSQL and NATS answer", async () => {
-    assert.deepEqual(await readyz(), { status: 200, body: { status: "ready", checks: { postgres: "ok", nats: "ok" } } });
+    assert.deepEqual(await readyz(), {
+      status: 200,
+      body: { status: "ready", checks: { postgres: "ok", nats: "ok" } },
+    });
   });
 
   test("503 while NATS is gone, 200 again once it is back, without a restart", async () => {
     await natsProxy.cut();
-    const down = await waitFor(async () => {
-      const r = await readyz();
-      return r.status === 503 ? r : undefined;
-    }, 10_000, "readyz 503");
+    const down = await waitFor(
+      async () => {
+        const r = await readyz();
+        return r.status === 503 ? r : undefined;
+      },
+      10_000,
+      "readyz 503",
+    );
     assert.equal(down.body.checks.postgres, "ok");
     assert.match(down.body.errors[0], /^nats is unreachable/);
     await natsProxy.restore();
@@ -67,10 +74,14 @@ describe("readiness follows the dependencies", () => {
 
   test("503 while PostgreSQL is gone, 200 again once it is back", async () => {
     await pgProxy.cut();
-    const down = await waitFor(async () => {
-      const r = await readyz();
-      return r.status === 503 ? r : undefined;
-    }, 10_000, "readyz 503");
+    const down = await waitFor(
+      async () => {
+        const r = await readyz();
+        return r.status === 503 ? r : undefined;
+      },
+      10_000,
+      "readyz 503",
+    );
     assert.match(down.body.checks.postgres, /^is unreachable/);
     assert.equal(down.body.checks.nats, "ok");
     await pgProxy.restore();

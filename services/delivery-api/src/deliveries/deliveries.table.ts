@@ -1,4 +1,5 @@
 import type { DeliveryStatus, Direction, QuoteLine } from "@dos/contracts";
+import type { PlaceColumns } from "../places/places.table.ts";
 import type { ColumnType, Generated, JSONColumnType } from "kysely";
 
 export interface DeliveriesTable {
@@ -22,7 +23,7 @@ export interface DeliveriesTable {
 
 export type TaskKind = "pickup" | "dropoff";
 
-export interface TasksTable {
+export interface TasksTable extends PlaceColumns {
   id: Generated<number>;
   delivery_id: number;
   kind: TaskKind;
@@ -30,16 +31,6 @@ export interface TasksTable {
   saved_address_id: number | null;
   slot_starting_at: ColumnType<Date, Date | string>;
   slot_ending_at: ColumnType<Date, Date | string>;
-  recipient_name: string;
-  recipient_phone: string | null;
-  recipient_email: string | null;
-  company_name: string | null;
-  address: string;
-  postal_code: string;
-  city: string;
-  address_instructions: string | null;
-  latitude: number | null;
-  longitude: number | null;
   tracking_token: string | null;
   eta: Date | null;
   started_at: Date | null;

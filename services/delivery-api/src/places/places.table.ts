@@ -1,10 +1,7 @@
 import type { ColumnType, Generated } from "kysely";
 
-export interface PlacesTable {
-  id: Generated<number>;
-  account_id: number;
-  kind: "default" | "saved";
-  label: string | null;
+/** The columns of an address and its recipient; a task keeps its own copy of them. */
+export interface PlaceColumns {
   recipient_name: string;
   recipient_phone: string | null;
   recipient_email: string | null;
@@ -15,5 +12,12 @@ export interface PlacesTable {
   address_instructions: string | null;
   latitude: number | null;
   longitude: number | null;
+}
+
+export interface PlacesTable extends PlaceColumns {
+  id: Generated<number>;
+  account_id: number;
+  kind: "default" | "saved";
+  label: string | null;
   created_at: ColumnType<Date, Date | string | undefined, never>;
 }
