@@ -1,0 +1,29 @@
+/**
+ * geo.vehicle_positions: a TimescaleDB hypertable with compression and retention policies when
+ * the extension can be loaded, else a table partitioned natively by day (partitions created
+ * ahead, dropped after the retention by maintain_vehicle_position_partitions). The migration
+ * says which it picked in its log and in the table's comment.
+ */
+import { createLogger } from "@dos/service-kit";
+import { type Kysely, sql } from "kysely";
+import { detectStorageMode, nativeStatements, timescaleStatements } from "../src/storage/storage-mode.ts";
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  const { mode, reason } = await detectStorageMode(db);
+  const statements = mode === "timescaledb" ? timescaleStatements() : nativeStatements();
+  for (const statement of statements) await sql.raw(statement).execute(db);
+  const description =
+    mode === "timescaledb"
+      ? "TimescaleDB hypertable (1-day chunks, compression and retention policies)"
+      : "native partitioning by day (maintain_vehicle_position_partitions)";
+  await sql.raw(`comment on table vehicle_positions is 'storage: ${description}; ${reason}'`).execute(db);
+  createLogger("geo-ingest-migrate", process.env.LOG_LEVEL ?? "info").info(
+    { storage_mode: mode, reason },
+    `vehicle_positions stored as ${description}`,
+  );
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table if exists vehicle_positions`.execute(db);
+  await sql`drop function if exists maintain_vehicle_position_partitions(integer, integer)`.execute(db);
+}

@@ -1,0 +1,156 @@
+/**
+ * The fleet as geo-ingest needs it, held in memory: the FLEET KV bucket (written by
+ * delivery-api) is watched, so the hot path never reads a database and a round that starts or
+ * ends is honoured as soon as its KV update arrives (milliseconds). The watch is re-opened from
+ * the last revision seen whenever it stops, so no update is missed.
+ */
+import { compileValidator, FleetEntry, natsNames, vehicleIdFromFleetKey } from "@dos/contracts";
+import { type KV, Kvm, type KvWatchEntry } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { Logger } from "pino";
+
+/** One vehicle, kept small: 100,000 of them must fit in a few tens of MB. */
+export interface VehicleState {
+  readonly externalId: string;
+  readonly provider: string;
+  /** The active round, or null when the vehicle is not in use: its positions are not stored. */
+  readonly roundId: number | null;
+  /** SHA-256 of the provider token, when the operator configured one. */
+  readonly tokenSha256: Buffer | null;
+  /** Tracker time of the newest stored position: the publisher never sends an older one as latest. */
+  latestRecordedMs: number;
+}
+
+export interface FleetCache {
+  get(vehicleExternalId: string): VehicleState | undefined;
+  readonly size: number;
+  readonly activeCount: number;
+  /** The bucket revision applied last: a KV write with a revision up to it is visible. */
+  readonly revision: number;
+  /** True once the bucket's content at start has been read; until then answers would be wrong. */
+  readonly loaded: boolean;
+  /** Throws when the cache is not loaded or its watch is down (readiness). */
+  check(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const validateEntry = compileValidator<FleetEntry>(FleetEntry);
+const RETRY_MS = 500;
+
+export function createFleetCache(nc: NatsConnection, namespace: string, logger: Logger): FleetCache {
+  const bucket = natsNames(namespace).buckets.fleet;
+  const vehicles = new Map<string, VehicleState>();
+  let activeCount = 0;
+  let loaded = false;
+  let watching = false;
+  let stopped = false;
+  let lastRevision = 0;
+  let stopWatch: (() => void) | undefined;
+  let loop: Promise<void> | undefined;
+  let markLoaded: () => void = () => {};
+  const firstLoad = new Promise<void>((resolve) => {
+    markLoaded = resolve;
+  });
+
+  const remove = (id: string) => {
+    const previous = vehicles.get(id);
+    if (previous?.roundId != null) activeCount--;
+    vehicles.delete(id);
+  };
+
+  const apply = (entry: KvWatchEntry) => {
+    lastRevision = entry.revision;
+    const id = vehicleIdFromFleetKey(entry.key);
+    remove(id);
+    if (entry.operation !== "PUT") return;
+    let value: unknown;
+    try {
+      value = entry.json();
+    } catch {
+      value = undefined;
+    }
+    const result = validateEntry(value);
+    if (!result.ok) {
+      logger.warn({ key: entry.key, revision: entry.revision }, "fleet entry is malformed; vehicle ignored");
+      return;
+    }
+    const { provider, provider_token_sha256: token, active_round_id: roundId } = result.value;
+    vehicles.set(id, {
+      externalId: id,
+      provider,
+      roundId,
+      tokenSha256: token ? Buffer.from(token, "hex") : null,
+      latestRecordedMs: 0,
+    });
+    if (roundId != null) activeCount++;
+  };
+
+  const watchOnce = async (kv: KV) => {
+    if (!loaded) {
+      // A watch that broke during the first load starts over: its snapshot is incomplete.
+      vehicles.clear();
+      activeCount = 0;
+      lastRevision = 0;
+    }
+    // The bucket's message count tells whether an initial snapshot is coming at all.
+    const initial = loaded ? 0 : (await kv.status()).values;
+    const watch = await kv.watch({ resumeFromRevision: lastRevision > 0 ? lastRevision + 1 : undefined });
+    stopWatch = () => watch.stop();
+    watching = true;
+    if (initial === 0 && !loaded) finishLoad();
+    for await (const entry of watch) {
+      apply(entry);
+      if (!loaded && entry.delta === 0) finishLoad();
+    }
+  };
+
+  const finishLoad = () => {
+    loaded = true;
+    logger.info({ vehicles: vehicles.size, active: activeCount }, "fleet loaded from the FLEET bucket");
+    markLoaded();
+  };
+
+  const run = async () => {
+    while (!stopped) {
+      try {
+        const kv = await new Kvm(nc).open(bucket);
+        await watchOnce(kv);
+      } catch (error) {
+        if (!stopped) logger.warn({ err: error }, "fleet watch failed; re-opening");
+      } finally {
+        watching = false;
+      }
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
+    }
+  };
+
+  return {
+    get: (id) => vehicles.get(id),
+    get size() {
+      return vehicles.size;
+    },
+    get activeCount() {
+      return activeCount;
+    },
+    get loaded() {
+      return loaded;
+    },
+    get revision() {
+      return lastRevision;
+    },
+    async check() {
+      if (!loaded) throw new Error("fleet is still loading");
+      if (!watching) throw new Error("fleet watch is down");
+    },
+    async start() {
+      loop ??= run();
+      await Promise.race([firstLoad, loop]);
+    },
+    async stop() {
+      stopped = true;
+      stopWatch?.();
+      await loop;
+    },
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * Group commit: positions from concurrent requests are gathered into one multi-row INSERT,
+ * written when the batch is full or after a few milliseconds, and each request is answered
+ * only once the statement holding its row has committed. While batches are in flight new
+ * rows keep gathering, so batches grow with the load and PostgreSQL sees few, large writes.
+ */
+import type { Database } from "@dos/service-kit";
+import type { Logger } from "pino";
+import type { GeoMetrics } from "../metrics.ts";
+import { insertPositions } from "./positions.repository.ts";
+import type { PositionRow } from "./positions.table.ts";
+
+export interface WriterOptions {
+  maxRows: number;
+  maxDelayMs: number;
+  concurrency: number;
+  queueLimit: number;
+}
+
+export interface PositionWriter {
+  /** Resolves once the row is committed (or was already stored); rejects when it could not be. */
+  write(row: PositionRow): Promise<void>;
+  /** Rows accepted and not yet committed. */
+  readonly queued: number;
+  /** True when the queue is full: a new row would only wait behind a slow database. */
+  readonly full: boolean;
+  /** Writes everything still queued, then resolves. */
+  drain(): Promise<void>;
+}
+
+interface Pending {
+  row: PositionRow;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+const byVehicleAndTime = (a: Pending, b: Pending) =>
+  a.row.vehicleExternalId < b.row.vehicleExternalId
+    ? -1
+    : a.row.vehicleExternalId > b.row.vehicleExternalId
+      ? 1
+      : a.row.recordedMs - b.row.recordedMs;
+
+export function createPositionWriter(
+  pool: Database<unknown>["pool"],
+  options: WriterOptions,
+  deps: { logger: Logger; metrics: GeoMetrics; onCommitted(rows: PositionRow[]): void },
+): PositionWriter {
+  let pending: Pending[] = [];
+  let inFlight = 0;
+  let inFlightRows = 0;
+  let due = false;
+  let timer: NodeJS.Timeout | undefined;
+  let idle: Array<() => void> = [];
+
+  const flush = async (batch: Pending[]) => {
+    // Rows in key order: two concurrent batches touching the same keys then never deadlock.
+    if (options.concurrency > 1) batch.sort(byVehicleAndTime);
+    const rows = batch.map((item) => item.row);
+    const started = performance.now();
+    try {
+      const inserted = await insertPositions(pool, rows);
+      deps.metrics.writeSeconds.observe((performance.now() - started) / 1000);
+      deps.metrics.batchRows.observe(rows.length);
+      deps.metrics.written.inc(inserted);
+      if (inserted < rows.length) deps.metrics.duplicates.inc(rows.length - inserted);
+      deps.onCommitted(rows);
+      for (const item of batch) item.resolve();
+    } catch (error) {
+      deps.metrics.writeFailures.inc(rows.length);
+      deps.logger.error({ err: error, rows: rows.length }, "position batch could not be written");
+      for (const item of batch) item.reject(error);
+    }
+  };
+
+  const pump = () => {
+    while (inFlight < options.concurrency && pending.length > 0 && (due || pending.length >= options.maxRows)) {
+      const batch = pending.length <= options.maxRows ? pending : pending.slice(0, options.maxRows);
+      pending = pending.length <= options.maxRows ? [] : pending.slice(options.maxRows);
+      inFlight++;
+      inFlightRows += batch.length;
+      void flush(batch).finally(() => {
+        inFlight--;
+        inFlightRows -= batch.length;
+        pump();
+      });
+    }
+    if (pending.length === 0) due = false;
+    else if (!due && !timer) arm();
+    if (pending.length === 0 && inFlight === 0 && idle.length > 0) {
+      const waiters = idle;
+      idle = [];
+      for (const wake of waiters) wake();
+    }
+  };
+
+  const arm = () => {
+    timer = setTimeout(() => {
+      timer = undefined;
+      due = true;
+      pump();
+    }, options.maxDelayMs);
+  };
+
+  return {
+    write(row) {
+      return new Promise<void>((resolve, reject) => {
+        pending.push({ row, resolve, reject });
+        if (pending.length >= options.maxRows) pump();
+        else if (!timer && !due) arm();
+      });
+    },
+    get queued() {
+      return pending.length + inFlightRows;
+    },
+    get full() {
+      return pending.length + inFlightRows >= options.queueLimit;
+    },
+    drain() {
+      if (timer) clearTimeout(timer);
+      timer = undefined;
+      due = true;
+      return new Promise<void>((resolve) => {
+        idle.push(resolve);
+        pump();
+      });
+    },
+  };
+}

@@ -1,0 +1,280 @@
+/** POST /external/vehicles/{vehicle_id}/geolocations as a tracker provider meets it. */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { waitFor } from "@dos/service-kit/testing";
+import { type Harness, postPosition, startHarness } from "./harness.ts";
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+describe("geolocation creation", () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness("geo_routes");
+    await h.putVehicle({ vehicle_external_id: "VAN-1", active_round_id: 501 });
+    await h.putVehicle({ vehicle_external_id: "VAN-PARKED", active_round_id: null });
+  });
+  after(() => h.close());
+
+  test("a position of a vehicle in an active round is stored and answered 200 with an empty body", async () => {
+    const recorded = Date.now() - 5000;
+    const response = await postPosition(h, "VAN-1", {
+      timestamp: iso(recorded).replace("Z", "+00:00"),
+      latitude: 48.8566,
+      longitude: 2.3522,
+      provider: "acme-trackers",
+      tracker_id: 42,
+    });
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.body, "");
+    const [row, ...others] = await h.positions("VAN-1");
+    assert.equal(others.length, 0);
+    assert.ok(row);
+    assert.equal(row.recorded_at.getTime(), recorded);
+    assert.ok(Math.abs(row.received_at.getTime() - Date.now()) < 5000);
+    assert.deepEqual(
+      { round: row.round_id, provider: row.provider, tracker: row.tracker_id, lat: row.latitude, lon: row.longitude },
+      { round: 501, provider: "acme-trackers", tracker: 42, lat: 48.8566, lon: 2.3522 },
+    );
+  });
+
+  test("a blank, null or missing timestamp stores the time of the call", async () => {
+    await h.putVehicle({ vehicle_external_id: "VAN-BLANK", active_round_id: 502 });
+    const base = { latitude: 45.75, longitude: 4.85, provider: "acme-trackers" };
+    const bodies = [
+      { ...base, timestamp: "", tracker_id: 1 },
+      { ...base, timestamp: null, tracker_id: 2 },
+      { ...base, tracker_id: 3 },
+    ];
+    for (const body of bodies) {
+      const started = Date.now();
+      const response = await postPosition(h, "VAN-BLANK", body);
+      assert.equal(response.statusCode, 200, response.body);
+      const row = (await h.positions("VAN-BLANK")).find((r) => r.tracker_id === body.tracker_id);
+      assert.ok(row, `tracker ${body.tracker_id} stored`);
+      assert.ok(row.recorded_at.getTime() >= started && row.recorded_at.getTime() <= Date.now());
+      assert.equal(row.recorded_at.getTime(), row.received_at.getTime());
+    }
+  });
+
+  test("an unknown vehicle External ID is answered 404", async () => {
+    const response = await postPosition(h, "NO-SUCH-VAN", { latitude: 1, longitude: 1, provider: "acme-trackers" });
+    assert.equal(response.statusCode, 404);
+    assert.deepEqual(response.json(), { errors: ["vehicle_id is not a known vehicle External ID"] });
+  });
+
+  test("bodies that cannot be stored are answered 422 in the error shape", async () => {
+    await h.putVehicle({ vehicle_external_id: "VAN-422", active_round_id: 503 });
+    const now = Date.now();
+    const base = { latitude: 48.1, longitude: 2.1, provider: "acme-trackers" };
+    const cases: Array<[unknown, string[]]> = [
+      [{ ...base, latitude: 90.5 }, ["latitude must be at most 90"]],
+      [{ ...base, longitude: -180.01 }, ["longitude must be at least -180"]],
+      [{ longitude: 2, provider: "acme-trackers" }, ["latitude is required"]],
+      [{ ...base, latitude: "48.1" }, ["latitude must be a number"]],
+      [{ ...base, provider: "" }, ["provider must not be blank"]],
+      [
+        { ...base, timestamp: "yesterday" },
+        ["timestamp must be an ISO 8601 timestamp with UTC offset (YYYY-MM-DDThh:mm:ss.sss+hh:mm)"],
+      ],
+      [{ ...base, timestamp: "2026-02-30T10:00:00+00:00" }, ["timestamp is not a valid date"]],
+      [{ ...base, provider: "other-provider" }, ["provider is not the provider of this vehicle"]],
+      [{ ...base, timestamp: iso(now + 10 * 60_000) }, ["timestamp must not be more than 120 seconds in the future"]],
+      [{ ...base, timestamp: iso(now - 31 * 86_400_000) }, ["timestamp must not be older than 30 days"]],
+    ];
+    // A distinct tracker per case, so the rate limit never answers first.
+    let tracker = 1000;
+    for (const [body, errors] of cases) {
+      const response = await postPosition(h, "VAN-422", { ...(body as object), tracker_id: tracker++ });
+      assert.equal(response.statusCode, 422, JSON.stringify(body));
+      assert.deepEqual(response.json(), { errors }, JSON.stringify(body));
+    }
+    assert.deepEqual(await h.positions("VAN-422"), []);
+  });
+
+  test("a timestamp slightly ahead of the server clock is within the tolerance", async () => {
+    await h.putVehicle({ vehicle_external_id: "VAN-AHEAD", active_round_id: 504 });
+    const ahead = Date.now() + 30_000;
+    const response = await postPosition(h, "VAN-AHEAD", {
+      timestamp: iso(ahead),
+      latitude: 1,
+      longitude: 1,
+      provider: "acme-trackers",
+    });
+    assert.equal(response.statusCode, 200);
+    assert.equal((await h.positions("VAN-AHEAD"))[0]?.recorded_at.getTime(), ahead);
+  });
+
+  test("a second request of one tracker within a second is answered 429 with Retry-After", async () => {
+    await h.putVehicle({ vehicle_external_id: "VAN-429", active_round_id: 505 });
+    const body = (offset: number, tracker?: number) => ({
+      timestamp: iso(Date.now() - offset),
+      latitude: 43.3,
+      longitude: 5.4,
+      provider: "acme-trackers",
+      ...(tracker === undefined ? {} : { tracker_id: tracker }),
+    });
+    assert.equal((await postPosition(h, "VAN-429", body(3000, 7))).statusCode, 200);
+    const refused = await postPosition(h, "VAN-429", body(2000, 7));
+    assert.equal(refused.statusCode, 429);
+    assert.equal(refused.headers["retry-after"], "1");
+    assert.deepEqual(refused.json(), { errors: ["tracker sends more than one request per second; retry later"] });
+    // Another tracker of the same vehicle (and the vehicle's tracker without an id) has its own budget.
+    assert.equal((await postPosition(h, "VAN-429", body(1000, 8))).statusCode, 200);
+    assert.equal((await postPosition(h, "VAN-429", body(500))).statusCode, 200);
+    assert.equal((await h.positions("VAN-429")).length, 3);
+    // A second later the tracker is served again.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.equal((await postPosition(h, "VAN-429", body(0, 7))).statusCode, 200);
+  });
+
+  test("a vehicle without an active round is answered 200 and its position is not stored", async () => {
+    const response = await postPosition(h, "VAN-PARKED", { latitude: 1, longitude: 2, provider: "acme-trackers" });
+    assert.equal(response.statusCode, 200);
+    assert.equal(response.body, "");
+    assert.deepEqual(await h.positions("VAN-PARKED"), []);
+    const metrics = (await h.app.inject({ method: "GET", url: "/metrics" })).body;
+    assert.match(metrics, /geo_positions_total\{outcome="inactive",service="geo-ingest"\} 1/);
+  });
+
+  test("a position sent twice (same vehicle and timestamp) is stored once", async () => {
+    await h.putVehicle({ vehicle_external_id: "VAN-DUP", active_round_id: 506 });
+    const body = { timestamp: iso(Date.now() - 1000), latitude: 50.63, longitude: 3.06, provider: "acme-trackers" };
+    const responses = await Promise.all(
+      [1, 2, 3].map((tracker) => postPosition(h, "VAN-DUP", { ...body, tracker_id: tracker })),
+    );
+    assert.deepEqual(
+      responses.map((r) => r.statusCode),
+      [200, 200, 200],
+    );
+    assert.equal((await h.positions("VAN-DUP")).length, 1);
+    const metrics = (await h.app.inject({ method: "GET", url: "/metrics" })).body;
+    assert.match(metrics, /geo_positions_duplicate_total\{service="geo-ingest"\} 2/);
+  });
+
+  test("the vehicle External ID may hold characters NATS keys do not allow", async () => {
+    await h.putVehicle({ vehicle_external_id: "van 9/été", active_round_id: 507 });
+    const response = await postPosition(h, "van 9/été", { latitude: 1, longitude: 1, provider: "acme-trackers" });
+    assert.equal(response.statusCode, 200);
+    assert.equal((await h.positions("van 9/été")).length, 1);
+  });
+
+  test("a round's stored track is served to operators with the bearer token", async () => {
+    await h.putVehicle({ vehicle_external_id: "VAN-TRACK", active_round_id: 900 });
+    const start = Date.now() - 60_000;
+    for (let i = 0; i < 3; i++) {
+      const body = {
+        timestamp: iso(start + i * 1000),
+        latitude: 10 + i,
+        longitude: 20 + i,
+        provider: "acme-trackers",
+        tracker_id: i,
+      };
+      assert.equal((await postPosition(h, "VAN-TRACK", body)).statusCode, 200);
+    }
+    const url = "/ops/v1/rounds/900/track";
+    assert.equal((await h.app.inject({ method: "GET", url })).statusCode, 401);
+    const wrong = await h.app.inject({ method: "GET", url, headers: { authorization: "Bearer nope" } });
+    assert.deepEqual(wrong.json(), { errors: ["Authorization: Bearer <operator token> is required"] });
+    const auth = { authorization: "Bearer ops-token-for-tests-0123456789" };
+    const page = await h.app.inject({ method: "GET", url: `${url}?limit=2`, headers: auth });
+    assert.equal(page.statusCode, 200);
+    const body = page.json();
+    assert.equal(body.round_id, 900);
+    assert.deepEqual(
+      body.positions.map((p: { latitude: number }) => p.latitude),
+      [10, 11],
+    );
+    assert.equal(body.positions[0].recorded_at, new Date(start).toISOString().replace("Z", "+00:00"));
+    assert.equal(body.next_after, body.positions[1].recorded_at);
+    const rest = await h.app.inject({
+      method: "GET",
+      url: `${url}?after=${encodeURIComponent(body.next_after)}`,
+      headers: auth,
+    });
+    assert.deepEqual(
+      rest.json().positions.map((p: { latitude: number }) => p.latitude),
+      [12],
+    );
+    assert.equal(rest.json().next_after, null);
+  });
+});
+
+describe("latest position on the bus", () => {
+  let h: Harness;
+  before(async () => {
+    h = await startHarness("geo_bus");
+  });
+  after(() => h.close());
+
+  test("the latest position of an active vehicle is published on the bus", async () => {
+    const { jetstreamManager } = await import("@nats-io/jetstream");
+    const { natsNames } = await import("@dos/contracts");
+    const names = natsNames(h.namespace);
+    await h.putVehicle({ vehicle_external_id: "VAN-BUS", active_round_id: 603 });
+    const older = Date.now() - 4000;
+    const newer = Date.now() - 2000;
+    // The newer position first: the older one, arriving late, must not become "latest".
+    const post = (ms: number, tracker: number) =>
+      postPosition(h, "VAN-BUS", {
+        timestamp: iso(ms),
+        latitude: ms === newer ? 2 : 1,
+        longitude: 3,
+        provider: "acme-trackers",
+        tracker_id: tracker,
+      });
+    assert.equal((await post(newer, 1)).statusCode, 200);
+    assert.equal((await post(older, 2)).statusCode, 200);
+    const jsm = await jetstreamManager(h.nats.nc);
+    const message = await waitFor(
+      async () =>
+        (await jsm.streams.getMessage(names.streams.vehiclePositions, {
+          last_by_subj: names.subjects.vehiclePosition("VAN-BUS"),
+        })) ?? undefined,
+      5000,
+      "the latest position on VEHICLE_POSITIONS",
+    );
+    assert.deepEqual(message?.json(), {
+      vehicle_external_id: "VAN-BUS",
+      round_id: 603,
+      latitude: 2,
+      longitude: 3,
+      recorded_at: iso(newer).replace("Z", "+00:00"),
+      received_at: message?.json<{ received_at: string }>().received_at,
+      provider: "acme-trackers",
+      tracker_id: 1,
+    });
+  });
+});
+
+describe("provider token", () => {
+  let h: Harness;
+  const token = "s3cret-provider-token";
+  before(async () => {
+    h = await startHarness("geo_token");
+  });
+  after(() => h.close());
+
+  test("when the fleet entry carries a token hash, requests must carry the matching X-Provider-Token", async () => {
+    const { createHash } = await import("node:crypto");
+    const hash = createHash("sha256").update(token).digest("hex");
+    await h.putVehicle({ vehicle_external_id: "VAN-TOKEN", active_round_id: 601, provider_token_sha256: hash });
+    const body = (tracker: number) => ({ latitude: 1, longitude: 1, provider: "acme-trackers", tracker_id: tracker });
+
+    const missing = await postPosition(h, "VAN-TOKEN", body(1));
+    assert.equal(missing.statusCode, 401);
+    assert.deepEqual(missing.json(), { errors: ["X-Provider-Token is required for this vehicle"] });
+    const wrong = await postPosition(h, "VAN-TOKEN", body(1), { "x-provider-token": "guess" });
+    assert.equal(wrong.statusCode, 401);
+    assert.deepEqual(wrong.json(), { errors: ["X-Provider-Token is invalid"] });
+    // Refused requests do not use up the tracker's rate.
+    const right = await postPosition(h, "VAN-TOKEN", body(1), { "x-provider-token": token });
+    assert.equal(right.statusCode, 200);
+    assert.equal((await h.positions("VAN-TOKEN")).length, 1);
+  });
+
+  test("a vehicle without a token hash needs no header (the spec's behaviour)", async () => {
+    await h.putVehicle({ vehicle_external_id: "VAN-OPEN", active_round_id: 602 });
+    const response = await postPosition(h, "VAN-OPEN", { latitude: 1, longitude: 1, provider: "acme-trackers" });
+    assert.equal(response.statusCode, 200);
+  });
+});
