@@ -9,7 +9,9 @@ import type { Kysely } from "kysely";
 import { clientAuthHook } from "./auth/client-auth.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
+import { opsRoutes } from "./ops/ops.routes.ts";
 import { opsAuthHook } from "./ops/ops-auth.ts";
+import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
@@ -29,6 +31,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   await app.register(
     async (client) => {
       client.addHook("onRequest", clientAuthHook(db));
+      await client.register(packageTypesRoutes, { db });
       client.setNotFoundHandler((request, reply) => {
         reply.code(404).send({ errors: [`route ${request.method} ${request.url.split("?")[0]} not found`] });
       });
@@ -40,6 +43,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   await app.register(
     async (ops) => {
       ops.addHook("onRequest", opsAuthHook(config.API_OPS_TOKEN));
+      await ops.register(opsRoutes, { db });
     },
     { prefix: "/ops/v1" },
   );

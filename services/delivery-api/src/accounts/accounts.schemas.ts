@@ -1,0 +1,58 @@
+/** Bodies of the operator API for accounts, users and API tokens (TypeBox, checked at the edge). */
+import { LIMITS, ShortText } from "@dos/contracts";
+import { type Static, Type } from "@sinclair/typebox";
+import { OPS_LIMITS } from "../ops/ops-input.ts";
+
+export const ENVIRONMENTS = ["production", "test"] as const;
+const Environment = Type.Union(ENVIRONMENTS.map((e) => Type.Literal(e)));
+
+export const AccountSettingsInput = Type.Object(
+  {
+    bring_back_containers: Type.Optional(Type.Boolean()),
+    default_task_gap_minutes: Type.Optional(Type.Integer({ minimum: 0, maximum: OPS_LIMITS.slotMinutes })),
+    default_task_duration_minutes: Type.Optional(Type.Integer({ minimum: 1, maximum: OPS_LIMITS.slotMinutes })),
+    recipient_phone_optional: Type.Optional(Type.Boolean()),
+    phone_default_region: Type.Optional(Type.String({ minLength: 1, maxLength: 2 })),
+  },
+  { additionalProperties: false },
+);
+export type AccountSettingsInput = Static<typeof AccountSettingsInput>;
+
+export const CreateAccountBody = Type.Object(
+  {
+    company_name: ShortText(),
+    environment: Type.Optional(Environment),
+    settings: Type.Optional(AccountSettingsInput),
+  },
+  { additionalProperties: false },
+);
+export type CreateAccountBody = Static<typeof CreateAccountBody>;
+
+export const UpdateAccountBody = Type.Object(
+  {
+    company_name: Type.Optional(ShortText()),
+    environment: Type.Optional(Environment),
+    settings: Type.Optional(AccountSettingsInput),
+  },
+  { additionalProperties: false },
+);
+export type UpdateAccountBody = Static<typeof UpdateAccountBody>;
+
+export const ListAccountsQuery = Type.Object(
+  {
+    environment: Type.Optional(Environment),
+    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
+    per_page: Type.Integer({ minimum: 1, maximum: OPS_LIMITS.pageSizeMax, default: OPS_LIMITS.pageSizeDefault }),
+  },
+  { additionalProperties: false },
+);
+export type ListAccountsQuery = Static<typeof ListAccountsQuery>;
+
+export const CreateUserBody = Type.Object(
+  {
+    email: Type.String({ format: "email", maxLength: LIMITS.email }),
+    name: Type.Optional(Type.Union([ShortText(), Type.Null()])),
+  },
+  { additionalProperties: false },
+);
+export type CreateUserBody = Static<typeof CreateUserBody>;

@@ -1,0 +1,46 @@
+/**
+ * Small input rules shared by the operator API's features: path ids, blank text, unique
+ * violations. Body shapes themselves are TypeBox schemas next to each feature's routes.
+ */
+import { notFound, unprocessable } from "@dos/service-kit";
+
+const ID_TEXT = /^[1-9][0-9]{0,15}$/;
+
+/**
+ * A path id. Anything but a positive safe integer names a resource that cannot exist, so it is
+ * a 404 like an unknown id (not a 422): `GET /ops/v1/accounts/abc` → `account abc not found`.
+ */
+export function pathId(raw: string, label: string): number {
+  const id = ID_TEXT.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(id)) throw notFound(`${label} ${raw.slice(0, 40)}`);
+  return id;
+}
+
+/** Trims a required text; whitespace only is as blank as the empty string. */
+export function requiredText(value: string, label: string): string {
+  const text = value.trim();
+  if (text === "") throw unprocessable(`${label} must not be blank`);
+  return text;
+}
+
+/** Trims an optional text; blank or null becomes null. */
+export function optionalText(value: string | null | undefined): string | null {
+  const text = value?.trim();
+  return text ? text : null;
+}
+
+/** True when PostgreSQL refused a write because of a unique index (SQLSTATE 23505). */
+export function isUniqueViolation(error: unknown, constraint?: string): boolean {
+  const pgError = error as { code?: string; constraint?: string };
+  return pgError?.code === "23505" && (constraint === undefined || pgError.constraint === constraint);
+}
+
+/** Shared bounds of the operator API's numbers (ours; see docs/spec-decisions.md). */
+export const OPS_LIMITS = {
+  /** Gap and duration of the default-place task slot: at most a week. */
+  slotMinutes: 7 * 24 * 60,
+  /** Postal codes in one zones request. */
+  zonesPerRequest: 5000,
+  pageSizeMax: 500,
+  pageSizeDefault: 100,
+} as const;

@@ -1,0 +1,59 @@
+/** Delivery zones: the postal codes an account may send tasks to, each with a centroid. */
+import type { Db } from "../db/database.ts";
+
+export interface ZoneValues {
+  postal_code: string;
+  latitude: number;
+  longitude: number;
+}
+
+export function findZone(db: Db, accountId: number, postalCode: string) {
+  return db
+    .selectFrom("delivery_zones")
+    .select(["postal_code", "latitude", "longitude"])
+    .where("account_id", "=", accountId)
+    .where("postal_code", "=", postalCode)
+    .executeTakeFirst();
+}
+
+export function listZones(db: Db, accountId: number) {
+  return db
+    .selectFrom("delivery_zones")
+    .select(["postal_code", "latitude", "longitude"])
+    .where("account_id", "=", accountId)
+    .orderBy("postal_code")
+    .execute();
+}
+
+/** Adds the zones, replacing the centroid of those already there. */
+export async function upsertZones(db: Db, accountId: number, zones: ZoneValues[]) {
+  if (zones.length === 0) return;
+  await db
+    .insertInto("delivery_zones")
+    .values(zones.map((zone) => ({ ...zone, account_id: accountId })))
+    .onConflict((oc) =>
+      oc.columns(["account_id", "postal_code"]).doUpdateSet((eb) => ({
+        latitude: eb.ref("excluded.latitude"),
+        longitude: eb.ref("excluded.longitude"),
+      })),
+    )
+    .execute();
+}
+
+/** Removes every zone of the account not in `keep` (all of them when `keep` is empty). */
+export async function deleteZonesExcept(db: Db, accountId: number, keep: string[]) {
+  let query = db.deleteFrom("delivery_zones").where("account_id", "=", accountId);
+  if (keep.length > 0) query = query.where("postal_code", "not in", keep);
+  await query.execute();
+}
+
+/** Removes the given postal codes; returns those that were there. */
+export async function deleteZones(db: Db, accountId: number, postalCodes: string[]) {
+  const rows = await db
+    .deleteFrom("delivery_zones")
+    .where("account_id", "=", accountId)
+    .where("postal_code", "in", postalCodes)
+    .returning("postal_code")
+    .execute();
+  return rows.map((row) => row.postal_code);
+}
