@@ -64,6 +64,8 @@ export function fleetEntry(entry: Partial<FleetEntry> & { vehicle_external_id: s
 
 /** Migrates a fresh database for geo-ingest; returns its URL and drop(). */
 export async function migratedDatabase(label: string) {
+  // The migration logs the storage mode it picks; tests keep their output to test results.
+  process.env.LOG_LEVEL ??= "silent";
   const testDatabase = await createTestDatabase(label);
   const database = createDatabase({ url: testDatabase.url, schema: SCHEMA, applicationName: "geo-ingest-test" });
   try {
@@ -75,7 +77,6 @@ export async function migratedDatabase(label: string) {
 }
 
 export async function startHarness(label: string, env: Record<string, string> = {}): Promise<Harness> {
-  process.env.LOG_LEVEL ??= "silent";
   const testDatabase = await migratedDatabase(label);
   const namespace = randomNamespace();
   const { natsUrl } = testInfra();
