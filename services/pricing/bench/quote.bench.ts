@@ -32,7 +32,7 @@ const { quoteSubject } = harness.names.services.pricing;
 // A bench-only subject under the run's random namespace: no service uses it, no contract names it.
 const echoSubject = `${harness.namespace}.bench.echo`;
 const echo = await connectNats(testInfra().natsUrl, "pricing-bench-echo", createLogger("bench", "silent"));
-echo.nc.subscribe(echoSubject, { callback: (_error, msg) => msg.respond(msg.data) });
+echo.nc.subscribe(echoSubject, { callback: (_error, msg) => void msg.respond(msg.data) });
 await echo.nc.flush();
 
 for (let account = 1; account <= ACCOUNTS; account++) {
