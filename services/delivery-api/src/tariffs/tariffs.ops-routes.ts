@@ -1,0 +1,92 @@
+/**
+ * Operator API for tariffs (mounted under /ops/v1, where the bearer guard already ran). The
+ * pricing service owns tariffs; these routes forward over the bus and answer in the error
+ * shape: pricing's refusals keep their status (422, 404, 409), and pricing not answering, or
+ * answering something off-contract, is a 503 with Retry-After.
+ */
+import {
+  compileValidator,
+  natsNames,
+  type Tariff,
+  TariffInput,
+  type TariffListReply,
+  TariffListReply as TariffListReplySchema,
+  Tariff as TariffSchema,
+} from "@dos/contracts";
+import { HttpError, notFound } from "@dos/service-kit";
+import type { NatsConnection } from "@nats-io/nats-core";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { pathId } from "../ops/ops-input.ts";
+import { pricingUnavailable, requestPricing } from "../pricing/pricing.client.ts";
+
+export interface TariffsOpsOptions {
+  nc: NatsConnection;
+  namespace: string;
+  /** How long pricing has to answer; 5 s when not given. */
+  timeoutMs?: number;
+  /** When given, an unknown account answers 404 instead of reaching pricing (which knows no accounts). */
+  accountExists?: (accountId: number) => Promise<boolean>;
+}
+
+interface AccountParams {
+  accountId: string;
+}
+
+const validateTariff = compileValidator<Tariff>(TariffSchema);
+const validateList = compileValidator<TariffListReply>(TariffListReplySchema);
+/** Refusals pricing may answer that are the operator's to fix; anything else is pricing's fault. */
+const FORWARDED_CODES = new Set([404, 409, 422]);
+
+export async function tariffsOpsRoutes(app: FastifyInstance, options: TariffsOpsOptions) {
+  const names = natsNames(options.namespace);
+  const timeoutMs = options.timeoutMs ?? 5000;
+
+  const accountId = async (params: AccountParams) => {
+    const id = pathId(params.accountId, "account");
+    if (options.accountExists && !(await options.accountExists(id))) throw notFound(`account ${id}`);
+    return id;
+  };
+
+  async function ask<T>(
+    request: FastifyRequest,
+    subject: string,
+    body: unknown,
+    validate: ReturnType<typeof compileValidator<T>>,
+  ) {
+    const bus = { nc: options.nc, timeoutMs, logger: request.log };
+    const answer = await requestPricing(bus, subject, body);
+    if (!answer.ok) {
+      // 400 means our own forwarded body broke the contract: that is ours to fix, not the operator's.
+      if (FORWARDED_CODES.has(answer.code)) throw new HttpError(answer.code, answer.messages);
+      throw pricingUnavailable(bus.logger, subject, "error reply", { code: answer.code, errors: answer.messages });
+    }
+    const checked = validate(answer.body);
+    if (!checked.ok) {
+      throw pricingUnavailable(bus.logger, subject, "reply breaks the contract", {
+        errors: checked.errors.map((e) => `${e.instancePath} ${e.message}`),
+      });
+    }
+    return checked.value;
+  }
+
+  app.get<{ Params: AccountParams }>("/accounts/:accountId/tariffs", async (request) => {
+    const account_id = await accountId(request.params);
+    const reply = await ask(request, names.subjects.pricingTariffsList, { account_id }, validateList);
+    return reply.tariffs;
+  });
+
+  app.post<{ Params: AccountParams; Body: TariffInput }>(
+    "/accounts/:accountId/tariffs",
+    { schema: { body: TariffInput } },
+    async (request, reply) => {
+      const account_id = await accountId(request.params);
+      const tariff = await ask(
+        request,
+        names.subjects.pricingTariffsCreate,
+        { ...request.body, account_id },
+        validateTariff,
+      );
+      return reply.code(201).send(tariff);
+    },
+  );
+}

@@ -1,0 +1,173 @@
+/**
+ * The pricing client over real NATS, against raw responders on the quote subject: a valid
+ * reply is the price; a timeout, no responder, an error reply or a reply off the contract is a
+ * 503 with Retry-After, never a price.
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { natsNames, type QuoteReply, type QuoteRequest, SERVICE_ERROR_HEADERS } from "@dos/contracts";
+import { connectNats, createLogger, HttpError, type Logger, type NatsHandle } from "@dos/service-kit";
+import { randomNamespace, testInfra } from "@dos/service-kit/testing";
+import { headers, type Msg } from "@nats-io/nats-core";
+import { createPricingClient, type PricingClient } from "../src/pricing/pricing.client.ts";
+
+const TIMEOUT_MS = 300;
+let nats: NatsHandle;
+let responderConnection: NatsHandle;
+let client: PricingClient;
+let subject: string;
+const reasons: string[] = [];
+
+before(async () => {
+  const logger = createLogger("pricing-client-test", process.env.TEST_LOG_LEVEL ?? "silent");
+  const namespace = randomNamespace();
+  nats = await connectNats(testInfra().natsUrl, "pricing-client-test", logger);
+  responderConnection = await connectNats(testInfra().natsUrl, "pricing-client-test-responder", logger);
+  subject = natsNames(namespace).services.pricing.quoteSubject;
+  // The client only warns; a recorder of those lines lets the tests check that it says why.
+  const recorder = { warn: (details: { reason?: string }) => void reasons.push(details.reason ?? "") };
+  client = createPricingClient({
+    nc: nats.nc,
+    namespace,
+    timeoutMs: TIMEOUT_MS,
+    logger: recorder as unknown as Logger,
+  });
+});
+after(async () => {
+  await responderConnection.drain();
+  await nats.drain();
+});
+
+const request: QuoteRequest = {
+  account_id: 3,
+  direction: "outbound",
+  tasks: [
+    {
+      kind: "dropoff",
+      slot_starting_at: "2030-01-02T09:00:00.000+00:00",
+      slot_ending_at: "2030-01-02T11:00:00.000+00:00",
+    },
+  ],
+  packages: [{ amount: 1, volume_dm3: 10, weight_kg: 2 }],
+  requested_at: "2030-01-01T09:00:00.000+00:00",
+};
+
+/** Answers every quote request with `answer` while `run` runs; records what it was asked. */
+async function withResponder(answer: (msg: Msg) => void, run: (asked: unknown[]) => Promise<void>): Promise<void> {
+  const asked: unknown[] = [];
+  const sub = responderConnection.nc.subscribe(subject, {
+    callback: (_error, msg) => {
+      asked.push(msg.json());
+      answer(msg);
+    },
+  });
+  await responderConnection.nc.flush();
+  try {
+    await run(asked);
+  } finally {
+    sub.unsubscribe();
+    // The server has dropped the subscription before the next test asks.
+    await responderConnection.nc.flush();
+  }
+}
+
+/** The 503 the client threw, after checking it logged the expected reason. */
+async function refusal(reason: string): Promise<HttpError> {
+  reasons.length = 0;
+  const error = await client.quote(request).then(
+    () => assert.fail("a quote was returned"),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof HttpError, `an HttpError, got ${String(error)}`);
+  assert.deepEqual(reasons, [reason]);
+  return error;
+}
+
+test("a valid reply is the price, and the request went out as given", async () => {
+  const priced: QuoteReply = {
+    price_cents: 1250,
+    tariff_id: 4,
+    lines: [
+      { code: "base", label: "Base price (outbound)", amount_cents: 1000 },
+      { code: "packages", label: "1 package × 2.50", amount_cents: 250 },
+    ],
+  };
+  await withResponder(
+    (msg) => msg.respond(JSON.stringify(priced)),
+    async (asked) => {
+      assert.deepEqual(await client.quote(request), priced);
+      assert.deepEqual(asked, [request]);
+    },
+  );
+});
+
+test("a null price (no tariff) is a valid answer", async () => {
+  const none: QuoteReply = { price_cents: null, tariff_id: null, lines: [] };
+  await withResponder(
+    (msg) => msg.respond(JSON.stringify(none)),
+    async () => assert.deepEqual(await client.quote(request), none),
+  );
+});
+
+test("no answer within the timeout is a 503 with Retry-After", async () => {
+  await withResponder(
+    () => {},
+    async () => {
+      const started = Date.now();
+      const error = await refusal("timeout");
+      assert.ok(Date.now() - started >= TIMEOUT_MS - 20);
+      assert.equal(error.statusCode, 503);
+      assert.deepEqual(error.messages, [`pricing did not answer within ${TIMEOUT_MS} ms; retry later`]);
+      assert.deepEqual(error.headers, { "retry-after": "5" });
+    },
+  );
+});
+
+test("no pricing replica at all is a 503 with Retry-After", async () => {
+  const error = await refusal("no responders");
+  assert.equal(error.statusCode, 503);
+  assert.deepEqual(error.messages, ["pricing is temporarily unavailable; retry later"]);
+  assert.deepEqual(error.headers, { "retry-after": "5" });
+});
+
+test("a reply that breaks the contract is a 503, never a price", async () => {
+  const schema = "reply breaks the QuoteReply schema";
+  const invalidReplies: Array<[string, string]> = [
+    ["not json", "reply is not JSON"],
+    [JSON.stringify({ price_cents: "12.50", tariff_id: 4, lines: [] }), schema],
+    [JSON.stringify({ price_cents: -5, tariff_id: 4, lines: [] }), schema],
+    [JSON.stringify({ price_cents: 1250, tariff_id: 4 }), schema],
+    [JSON.stringify({ price_cents: 1250, tariff_id: 4, lines: [], discount: 3 }), schema],
+    // Valid shapes, but the lines do not add up to the price / a null price names a tariff.
+    [
+      JSON.stringify({ price_cents: 1250, tariff_id: 4, lines: [{ code: "base", label: "Base", amount_cents: 1000 }] }),
+      "the lines add up to 1000, not to price_cents 1250",
+    ],
+    [JSON.stringify({ price_cents: null, tariff_id: 4, lines: [] }), "a null price came with a tariff or lines"],
+  ];
+  for (const [body, reason] of invalidReplies) {
+    await withResponder(
+      (msg) => msg.respond(body),
+      async () => {
+        const error = await refusal(reason);
+        assert.equal(error.statusCode, 503, body);
+        assert.deepEqual(error.messages, ["pricing is temporarily unavailable; retry later"]);
+        assert.deepEqual(error.headers, { "retry-after": "5" });
+      },
+    );
+  }
+});
+
+test("an error reply of the services framework is a 503, even with a body that looks like a price", async () => {
+  const errorReply = (msg: Msg) => {
+    const h = headers();
+    h.set(SERVICE_ERROR_HEADERS.code, "400");
+    h.set(SERVICE_ERROR_HEADERS.description, "account_id is required");
+    msg.respond(JSON.stringify({ price_cents: 0, tariff_id: 1, lines: [] }), { headers: h });
+  };
+  await withResponder(errorReply, async () => {
+    const error = await refusal("error reply");
+    assert.equal(error.statusCode, 503);
+    assert.deepEqual(error.messages, ["pricing is temporarily unavailable; retry later"]);
+  });
+});
