@@ -1,0 +1,246 @@
+/** The operator CLI, run as a child process against a listening app, as an operator would. */
+import assert from "node:assert/strict";
+import { execFile } from "node:child_process";
+import type { AddressInfo } from "node:net";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { OPS_TOKEN, startTestApi, type TestApi } from "./fixtures.ts";
+
+const CLI = fileURLToPath(new URL("../src/cli/ops.ts", import.meta.url));
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+  // biome-ignore lint/suspicious/noExplicitAny: parsed CLI output, checked field by field like response.json()
+  json: () => any;
+}
+
+describe("operator CLI (npm run ops)", () => {
+  let api: TestApi;
+  let baseUrl: string;
+  before(async () => {
+    api = await startTestApi();
+    await api.app.listen({ host: "127.0.0.1", port: 0 });
+    baseUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+  });
+  after(async () => api.close());
+
+  const ops = (args: string[], env: Record<string, string> = {}) =>
+    new Promise<Run>((resolve) => {
+      execFile(
+        process.execPath,
+        [CLI, ...args],
+        { env: { ...process.env, OPS_API_URL: baseUrl, OPS_TOKEN, ...env }, timeout: 20_000 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
+          resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
+        },
+      );
+    });
+  const ok = async (args: string[]) => {
+    const run = await ops(args);
+    assert.equal(run.code, 0, `${args.join(" ")}: ${run.stderr}`);
+    return run;
+  };
+
+  test("help lists every command and a command's flags", async () => {
+    const help = await ok(["help"]);
+    for (const command of ["accounts create", "tokens create", "zones add", "tariffs create", "request METHOD PATH"]) {
+      assert.match(help.stdout, new RegExp(command));
+    }
+    const one = await ok(["help", "zones", "add"]);
+    assert.match(one.stdout, /Usage: npm run ops -- zones add \[flags\] POSTAL_CODE:LATITUDE:LONGITUDE/);
+    assert.match(one.stdout, /--account INTEGER\s+account id \(required\)/);
+  });
+
+  test("an account set up from scratch: account, user, token, places, package types, zones", async () => {
+    const account = (
+      await ok([
+        "accounts",
+        "create",
+        "--company",
+        "CLI Shop",
+        "--environment",
+        "test",
+        "--task-gap-minutes",
+        "15",
+        "--bring-back-containers",
+      ])
+    ).json();
+    assert.equal(account.company_name, "CLI Shop");
+    assert.equal(account.environment, "test");
+    assert.deepEqual([account.settings.default_task_gap_minutes, account.settings.bring_back_containers], [15, true]);
+    const a = String(account.id);
+
+    const updated = (
+      await ok(["accounts", "update", "--account", a, "--phone-region", "BE", "--bring-back-containers", "false"])
+    ).json();
+    assert.deepEqual([updated.settings.phone_default_region, updated.settings.bring_back_containers], ["BE", false]);
+
+    const user = (await ok(["users", "create", "--account", a, "--email", "cli@shop.example", "--name", "Cli"])).json();
+    const tokenRun = await ok(["tokens", "create", "--account", a, "--user", String(user.id)]);
+    assert.match(tokenRun.stderr, /store this token now; it is not shown again/);
+    const { token } = tokenRun.json();
+    const headers = { "x-user-email": "cli@shop.example", "x-user-token": token };
+    assert.equal((await api.app.inject({ method: "GET", url: "/api/v2/package_types", headers })).statusCode, 200);
+    const listed = (await ok(["tokens", "list", "--account", a, "--user", String(user.id)])).json();
+    assert.equal(listed[0].hint, token.slice(0, 4));
+    assert.ok(!tokenRun.stdout.includes("token_sha256") && !JSON.stringify(listed).includes(token));
+
+    const zones = (
+      await ok(["zones", "add", "--account", a, "75001:48.8626:2.3363", "75002:48.8686:2.3428", "75003:48.86:2.36"])
+    ).json();
+    assert.deepEqual(
+      zones.map((z: { postal_code: string }) => z.postal_code),
+      ["75001", "75002", "75003"],
+    );
+    assert.deepEqual((await ok(["zones", "remove", "--account", a, "75003"])).json().length, 2);
+    const replaced = (await ok(["zones", "set", "--account", a, "75001:48.86:2.34", "75004:48.85:2.36"])).json();
+    assert.deepEqual(replaced, [
+      { postal_code: "75001", latitude: 48.86, longitude: 2.34 },
+      { postal_code: "75004", latitude: 48.85, longitude: 2.36 },
+    ]);
+
+    const place = (
+      await ok([
+        "places",
+        "set-default",
+        "--account",
+        a,
+        "--recipient-name",
+        "Warehouse",
+        "--address",
+        "10 Rue de Rivoli",
+        "--postal-code",
+        "75004",
+        "--city",
+        "Paris",
+        "--phone",
+        "+32 2 123 45 67",
+        "--latitude",
+        "48.855",
+        "--longitude",
+        "2.36",
+      ])
+    ).json();
+    assert.deepEqual([place.recipient_phone, place.latitude], ["+32 2 123 45 67", 48.855]);
+    assert.equal((await ok(["places", "get-default", "--account", a])).json().id, place.id);
+
+    const address = (
+      await ok([
+        "addresses",
+        "create",
+        "--account",
+        a,
+        "--recipient-name",
+        "Jeanne",
+        "--address",
+        "3 Rue du Louvre",
+        "--postal-code",
+        "75001",
+        "--city",
+        "Paris",
+        "--phone",
+        "0470 12 34 56",
+        "--instructions",
+        "Code 12",
+      ])
+    ).json();
+    assert.equal(address.recipient_phone, "+32 470 12 34 56", "national numbers read in the account's region");
+    const cleared = (
+      await ok(["addresses", "update", "--account", a, "--id", String(address.id), "--instructions", ""])
+    ).json();
+    assert.equal(cleared.address_instructions, null);
+    assert.equal((await ok(["addresses", "list", "--account", a])).json().length, 1);
+    const deleted = await ok(["addresses", "delete", "--account", a, "--id", String(address.id)]);
+    assert.equal(deleted.stdout, "");
+    assert.match(deleted.stderr, /done \(204\)/);
+
+    const type = (
+      await ok([
+        "package-types",
+        "create",
+        "--account",
+        a,
+        "--name",
+        "Size M",
+        "--volume",
+        "40",
+        "--weight",
+        "8",
+        "--size-category",
+        "--fragility",
+        "fragile",
+      ])
+    ).json();
+    assert.deepEqual([type.is_size_category, type.fragility, type.volume_dm3], [true, "fragile", 40]);
+    assert.notEqual(
+      (await ok(["package-types", "archive", "--account", a, "--type", String(type.id)])).json().archived_at,
+      null,
+    );
+    assert.deepEqual((await ok(["package-types", "list", "--account", a])).json(), []);
+    assert.equal((await ok(["package-types", "list", "--account", a, "--include-archived"])).json().length, 1);
+    assert.equal(
+      (await ok(["package-types", "restore", "--account", a, "--type", String(type.id)])).json().archived_at,
+      null,
+    );
+
+    const raw = (await ok(["request", "GET", `/accounts/${a}/zones`])).json();
+    assert.deepEqual(raw, replaced);
+  });
+
+  test("usage errors name the flag and exit 2", async () => {
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ["accounts", "create", "--compny", "X"],
+        /unknown flag --compny for 'accounts create' \(did you mean --company\?\)/,
+      ],
+      [["accounts", "create"], /--company is required \(company name\)/],
+      [["accounts", "create", "--company"], /--company needs a value/],
+      [
+        ["accounts", "create", "--company", "X", "--environment", "staging"],
+        /--environment must be one of production, test \(got 'staging'\)/,
+      ],
+      [["accounts", "get", "--account", "one"], /--account must be an integer \(got 'one'\)/],
+      [["accounts", "get", "--account", "1", "--account", "2"], /--account is given twice/],
+      [["accounts", "get", "--account", "1", "extra"], /unexpected argument 'extra'/],
+      [
+        ["accounts", "create", "--company", "X", "--bring-back-containers=maybe"],
+        /--bring-back-containers must be true or false/,
+      ],
+      [["zones", "add", "--account", "1", "75001:48.8"], /zone '75001:48.8' must be POSTAL_CODE:LATITUDE:LONGITUDE/],
+      [["zones", "add", "--account", "1"], /give at least one zone/],
+      [["accounts", "delete"], /'accounts' needs one of: list, get, create, update \(got 'delete'\)/],
+      [["fleet", "list"], /unknown command 'fleet'/],
+      [["tariffs", "create", "--account", "1", "--json", "{nope"], /--json is not valid JSON/],
+      [["request", "FETCH", "/accounts"], /request needs a method first/],
+    ];
+    for (const [args, message] of cases) {
+      const run = await ops(args);
+      assert.equal(run.code, 2, `${args.join(" ")}: ${run.stderr}`);
+      assert.match(run.stderr, message);
+      assert.equal(run.stdout, "");
+    }
+  });
+
+  test("a refusal by the API prints its errors and exits 1", async () => {
+    const account = (await ok(["accounts", "create", "--company", "Refusals"])).json();
+    await ok(["users", "create", "--account", String(account.id), "--email", "taken@shop.example"]);
+    const taken = await ops(["users", "create", "--account", String(account.id), "--email", "TAKEN@shop.example"]);
+    assert.equal(taken.code, 1);
+    assert.match(taken.stderr, /answered 422:\n {2}- email is already used by another user\n/);
+    const missing = await ops(["accounts", "get", "--account", "999999"]);
+    assert.equal(missing.code, 1);
+    assert.match(missing.stderr, /answered 404:\n {2}- account 999999 not found/);
+    const wrongToken = await ops(["accounts", "list"], { OPS_TOKEN: "wrong-token-wrong-token-wrong-token" });
+    assert.equal(wrongToken.code, 1);
+    assert.match(wrongToken.stderr, /answered 401:\n {2}- Authorization: Bearer <operator token> is required/);
+  });
+
+  test("an unreachable API exits 3 and says where it looked", async () => {
+    const run = await ops(["accounts", "list"], { OPS_API_URL: "http://127.0.0.1:39" });
+    assert.equal(run.code, 3);
+    assert.match(run.stderr, /cannot reach the operator API at http:\/\/127\.0\.0\.1:39 \(ECONNREFUSED\)/);
+  });
+});
