@@ -248,3 +248,58 @@ test("formatCents shows cents as a decimal amount", () => {
   assert.equal(formatCents(5), "0.05");
   assert.equal(formatCents(1234), "12.34");
 });
+
+test("the README's worked example", () => {
+  const tariff: TariffRules = {
+    base_cents: { outbound: 900, inbound: 1100, other: 1400 },
+    per_package_cents: 100,
+    weight_bands: [
+      { from_kg: 10, cents: 250 },
+      { from_kg: 30, cents: 800 },
+    ],
+    volume_bands: [{ from_dm3: 100, cents: 300 }],
+    slot_surcharges: [
+      { shorter_than_minutes: 60, cents: 500 },
+      { shorter_than_minutes: 120, cents: 200 },
+    ],
+    lead_time_surcharges: [
+      { shorter_than_minutes: 240, cents: 600 },
+      { shorter_than_minutes: 1440, cents: 300 },
+    ],
+    minimum_cents: 1000,
+  };
+  const packages = [
+    { amount: 2, volume_dm3: 30, weight_kg: 6 },
+    { amount: 1, volume_dm3: 12, weight_kg: 1.5 },
+  ];
+  const at = (time: string) => new Date(`2026-11-21T${time}:00.000Z`);
+  const reply = quoteDelivery([{ ...tariff, id: 12, effectiveFrom: new Date("2026-11-01T00:00:00.000Z") }], {
+    direction: "outbound",
+    packages,
+    slots: [{ startsAt: at("14:00"), endsAt: at("14:45") }],
+    requestedAt: at("09:00"),
+  });
+  assert.deepEqual(reply, {
+    price_cents: 2250,
+    tariff_id: 12,
+    lines: [
+      { code: "base", label: "Base price (outbound)", amount_cents: 900 },
+      { code: "packages", label: "3 packages × 1.00", amount_cents: 300 },
+      { code: "weight_band", label: "Total weight 13.5 kg (band from 10 kg)", amount_cents: 250 },
+      { code: "slot_surcharge", label: "Slot of 45 min (shorter than 60 min)", amount_cents: 500 },
+      { code: "lead_time_surcharge", label: "Lead time of 300 min (shorter than 1440 min)", amount_cents: 300 },
+    ],
+  });
+  const relaxed = priceLines(tariff, {
+    direction: "outbound",
+    packages,
+    slots: [
+      {
+        startsAt: new Date(at("14:00").getTime() + 2 * 24 * 60 * MINUTE),
+        endsAt: new Date(at("16:00").getTime() + 2 * 24 * 60 * MINUTE),
+      },
+    ],
+    requestedAt: at("09:00"),
+  });
+  assert.equal(total(relaxed), 1450);
+});

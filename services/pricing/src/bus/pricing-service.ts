@@ -58,7 +58,7 @@ export async function startPricingBus(deps: PricingBusDeps): Promise<PricingBus>
   endpoint("tariffs-list", names.subjects.pricingTariffsList, deps.tariffs.list);
   endpoint("tariffs-get", names.subjects.pricingTariffsGet, deps.tariffs.get);
   await nc.flush();
-  logger.info({ service: pricing.name, quote: pricing.quoteSubject }, "pricing service listening");
+  logger.info({ nats_service: pricing.name, quote: pricing.quoteSubject }, "pricing service listening");
 
   return {
     service,

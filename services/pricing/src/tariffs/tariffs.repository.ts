@@ -55,13 +55,19 @@ function rulesOf(row: TariffRow): TariffRules {
   return {
     base_cents: { outbound: row.base_outbound_cents, inbound: row.base_inbound_cents, other: row.base_other_cents },
     per_package_cents: row.per_package_cents,
-    weight_bands: row.weight_bands,
-    volume_bands: row.volume_bands,
-    slot_surcharges: row.slot_surcharges,
-    lead_time_surcharges: row.lead_time_surcharges,
+    // jsonb sorts object keys; rebuild each entry so replies read in the documented order.
+    weight_bands: row.weight_bands.map(({ from_kg, cents }) => ({ from_kg, cents })),
+    volume_bands: row.volume_bands.map(({ from_dm3, cents }) => ({ from_dm3, cents })),
+    slot_surcharges: row.slot_surcharges.map(threshold),
+    lead_time_surcharges: row.lead_time_surcharges.map(threshold),
     minimum_cents: row.minimum_cents,
   };
 }
+
+const threshold = ({ shorter_than_minutes, cents }: { shorter_than_minutes: number; cents: number }) => ({
+  shorter_than_minutes,
+  cents,
+});
 
 /** A row as the contract's Tariff. */
 export function toTariff(row: TariffRow): Tariff {
