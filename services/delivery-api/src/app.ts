@@ -9,6 +9,8 @@ import type { Kysely } from "kysely";
 import { clientAuthHook } from "./auth/client-auth.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
+import { createDeliveriesFeature } from "./deliveries/deliveries.feature.ts";
+import { openApiPlugin } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
 import { opsAuthHook } from "./ops/ops-auth.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
@@ -26,12 +28,22 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   });
 
   await app.register(v1RetiredRoutes);
+  const deliveries = createDeliveriesFeature({
+    config,
+    db,
+    database: deps.database,
+    nats: deps.nats,
+    logger: deps.logger,
+  });
+  // Public, and before the client routes so that the generator sees them.
+  await app.register(openApiPlugin, { publicUrl: config.API_PUBLIC_URL });
 
   // Client API: authenticated before the body is even parsed, so a stranger learns nothing.
   await app.register(
     async (client) => {
       client.addHook("onRequest", clientAuthHook(db));
       await client.register(packageTypesRoutes, { db });
+      await client.register(deliveries.clientRoutes);
       client.setNotFoundHandler((request, reply) => {
         reply.code(404).send({ errors: [`route ${request.method} ${request.url.split("?")[0]} not found`] });
       });
@@ -44,9 +56,11 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     async (ops) => {
       ops.addHook("onRequest", opsAuthHook(config.API_OPS_TOKEN));
       await ops.register(opsRoutes, { db });
+      await ops.register(deliveries.opsRoutes);
     },
     { prefix: "/ops/v1" },
   );
 
-  return { app };
+  // The outbox relay publishes once the app listens, and stops after the HTTP server closed.
+  return { app, start: () => deliveries.relay.start(), stop: () => deliveries.relay.stop() };
 }

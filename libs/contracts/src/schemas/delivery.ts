@@ -72,7 +72,13 @@ export const TaskObjectInput = Type.Object(
   { slot_starting_at: Timestamp, slot_ending_at: Timestamp, place: PlaceInput },
   { title: "TaskObjectInput", additionalProperties: false },
 );
-export const SavedAddressId = Type.Integer({ minimum: 1, description: "Number of a saved address of the account." });
+/** Identifiers are positive integers that a JavaScript number holds exactly. */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+export const SavedAddressId = Type.Integer({
+  minimum: 1,
+  maximum: MAX_ID,
+  description: "Number of a saved address of the account.",
+});
 export const TaskInput = Type.Union([SavedAddressId, TaskObjectInput], { title: "TaskInput" });
 export type TaskInput = Static<typeof TaskInput>;
 
@@ -119,7 +125,7 @@ export const InlinePackageInput = Type.Object(
 );
 /** A package given by its catalogue entry. */
 export const CataloguePackageInput = Type.Object(
-  { package_type_id: Type.Integer({ minimum: 1 }), amount: Amount },
+  { package_type_id: Type.Integer({ minimum: 1, maximum: MAX_ID }), amount: Amount },
   { title: "CataloguePackageInput", additionalProperties: false },
 );
 export const PackageInput = Type.Union([CataloguePackageInput, InlinePackageInput], { title: "PackageInput" });
@@ -280,7 +286,8 @@ export const DeliveryListQuery = Type.Object(
       }),
     ),
   },
-  { additionalProperties: false },
+  // Unknown query parameters (cache busters, tracking tags) are ignored rather than refused.
+  { title: "DeliveryListQuery" },
 );
 export type DeliveryListQuery = Static<typeof DeliveryListQuery>;
 

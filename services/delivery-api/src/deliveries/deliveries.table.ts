@@ -1,6 +1,6 @@
 import type { DeliveryStatus, Direction, QuoteLine } from "@dos/contracts";
-import type { PlaceColumns } from "../places/places.table.ts";
 import type { ColumnType, Generated, JSONColumnType } from "kysely";
+import type { PlaceColumns } from "../places/places.table.ts";
 
 export interface DeliveriesTable {
   id: Generated<number>;

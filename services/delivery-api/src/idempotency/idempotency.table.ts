@@ -7,5 +7,6 @@ export interface IdempotencyKeysTable {
   request_sha256: Buffer;
   response_status: number;
   response_body: JSONColumnType<object, string, string>;
-  created_at: ColumnType<Date, Date | string | undefined, never>;
+  // Updated when an expired key is used again.
+  created_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }

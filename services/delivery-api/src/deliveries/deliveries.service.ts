@@ -1,0 +1,174 @@
+/**
+ * The delivery operations of the client API: list, get, latest, create, quote, update and
+ * cancel (redelivery is in redelivery.service.ts). The service opens the transactions; every
+ * change and its outbox event commit together.
+ */
+import { isDeepStrictEqual } from "node:util";
+import type {
+  Delivery,
+  DeliveryCreateInput,
+  DeliveryListItem,
+  DeliveryQuote,
+  DeliveryUpdateInput,
+} from "@dos/contracts";
+import type { ClientAccount } from "../auth/client-auth.ts";
+import type { Db } from "../db/database.ts";
+import { type IdempotentRequest, type IdempotentResponse, respondOnce } from "../idempotency/idempotency.ts";
+import {
+  cannotCancel,
+  cannotUpdate,
+  concurrentChange,
+  deliveryNotFound,
+  noLatestDelivery,
+} from "./deliveries.errors.ts";
+import { deliveryValues, packageValues, presentDelivery, presentListItem, taskValues } from "./deliveries.mappers.ts";
+import {
+  countDeliveries,
+  findDelivery,
+  findLatestDelivery,
+  listDeliveries,
+  lockDelivery,
+  replacePackages,
+  updateDeliveryRow,
+  updateTask,
+} from "./deliveries.repository.ts";
+import { type DeliveryDraft, draftFromStored, type StoredDelivery } from "./delivery-draft.ts";
+import { buildCreateDraft, mergeDraft } from "./delivery-rules.ts";
+import { CANCELLABLE_STATUSES, UPDATABLE_STATUSES } from "./delivery-status.ts";
+import {
+  type DeliveriesDeps,
+  type PriceColumns,
+  priceOf,
+  recordEvent,
+  ruleContext,
+  storeNewDelivery,
+} from "./delivery-writes.ts";
+import { referencesOf } from "./rule-context.ts";
+
+/** Attempts of an update whose delivery another request changed while it was being priced. */
+const UPDATE_ATTEMPTS = 3;
+
+export type DeliveriesService = ReturnType<typeof createDeliveriesService>;
+
+export function createDeliveriesService(deps: DeliveriesDeps) {
+  const { db } = deps;
+  const clock = deps.now ?? (() => new Date());
+  const present = (stored: StoredDelivery) => presentDelivery(stored, deps.trackingBaseUrl);
+
+  async function draftOf(account: ClientAccount, input: DeliveryCreateInput) {
+    const now = clock();
+    const ctx = await ruleContext(deps, account, referencesOf(input, { packages: true }), now);
+    return { now, draft: buildCreateDraft(input, ctx) };
+  }
+
+  return {
+    async list(account: ClientAccount, query: { reference?: string; page: number; perPage: number }) {
+      const filter = {
+        accountId: account.id,
+        reference: query.reference,
+        limit: query.perPage,
+        offset: (query.page - 1) * query.perPage,
+      };
+      const [rows, total] = await Promise.all([
+        listDeliveries(db, filter),
+        countDeliveries(db, account.id, query.reference),
+      ]);
+      return { items: rows.map(presentListItem) as DeliveryListItem[], total };
+    },
+
+    async get(account: ClientAccount, id: number): Promise<Delivery> {
+      const stored = await findDelivery(db, account.id, id);
+      if (!stored) throw deliveryNotFound(id);
+      return present(stored);
+    },
+
+    async latest(account: ClientAccount, reference: string | undefined): Promise<Delivery> {
+      const stored = await findLatestDelivery(db, account.id, reference);
+      if (!stored) throw noLatestDelivery(reference);
+      return present(stored);
+    },
+
+    /** The price a create body would get, without saving anything. */
+    async quote(account: ClientAccount, input: DeliveryCreateInput): Promise<DeliveryQuote> {
+      const { now, draft } = await draftOf(account, input);
+      const price = await priceOf(deps, account.id, draft, now);
+      return { price_cents: price.price_cents, direction: draft.direction };
+    },
+
+    create(
+      account: ClientAccount,
+      input: DeliveryCreateInput,
+      idempotency: IdempotentRequest | null,
+    ): Promise<IdempotentResponse> {
+      return respondOnce(
+        db,
+        idempotency,
+        async () => {
+          const { now, draft } = await draftOf(account, input);
+          return { draft, price: await priceOf(deps, account.id, draft, now) };
+        },
+        async (trx, { draft, price }) => ({
+          status: 201,
+          body: await storeNewDelivery(deps, trx, account, draft, price),
+        }),
+      );
+    },
+
+    async update(account: ClientAccount, id: number, patch: DeliveryUpdateInput): Promise<Delivery> {
+      for (let attempt = 0; attempt < UPDATE_ATTEMPTS; attempt++) {
+        const now = clock();
+        const stored = await findDelivery(db, account.id, id);
+        if (!stored) throw deliveryNotFound(id);
+        if (!UPDATABLE_STATUSES.has(stored.delivery.status)) throw cannotUpdate(id, stored.delivery.status);
+        const ctx = await ruleContext(deps, account, referencesOf(patch, { packages: true }), now);
+        const base = draftFromStored(stored);
+        const { draft, repriced } = mergeDraft(base, patch, ctx, "update");
+        // Priced outside the transaction: no row stays locked while the pricing service thinks.
+        const price = repriced ? await priceOf(deps, account.id, draft, now) : null;
+        const updated = await db.transaction().execute(async (trx) => {
+          const locked = await lockDelivery(trx, account.id, id);
+          if (locked?.event_sequence !== stored.delivery.event_sequence) return null;
+          return applyUpdate(trx, account, stored, base, draft, price);
+        });
+        if (updated) return updated;
+      }
+      throw concurrentChange(id);
+    },
+
+    async cancel(account: ClientAccount, id: number): Promise<Delivery> {
+      return db.transaction().execute(async (trx) => {
+        const stored = await findDelivery(trx, account.id, id, { forUpdate: true });
+        if (!stored) throw deliveryNotFound(id);
+        const previous = stored.delivery.status;
+        if (!CANCELLABLE_STATUSES.has(previous)) throw cannotCancel(id, previous);
+        stored.delivery = await updateDeliveryRow(trx, id, { status: "cancelled" });
+        return recordEvent(deps, trx, account.id, stored, "delivery.cancelled", previous);
+      });
+    },
+  };
+
+  /** Writes what changed; an update that changes nothing answers the delivery as it is, with no event. */
+  async function applyUpdate(
+    trx: Db,
+    account: ClientAccount,
+    stored: StoredDelivery,
+    base: DeliveryDraft,
+    draft: DeliveryDraft,
+    price: PriceColumns | null,
+  ): Promise<Delivery> {
+    const priceChanged = price !== null && price.price_cents !== stored.delivery.price_cents;
+    if (isDeepStrictEqual(base, draft) && !priceChanged) return present(stored);
+    const id = stored.delivery.id;
+    const delivery = await updateDeliveryRow(trx, id, { ...deliveryValues(draft), ...(price ?? {}) });
+    const tasks = [];
+    for (const kind of ["pickup", "dropoff"] as const) {
+      const current = stored.tasks.find((t) => t.kind === kind);
+      if (current && isDeepStrictEqual(base[kind], draft[kind])) tasks.push(current);
+      else tasks.push(await updateTask(trx, id, kind, taskValues(draft[kind])));
+    }
+    const packages = isDeepStrictEqual(base.packages, draft.packages)
+      ? stored.packages
+      : await replacePackages(trx, id, packageValues(draft.packages));
+    return recordEvent(deps, trx, account.id, { delivery, tasks, packages }, "delivery.updated");
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * Idempotency-Key on POST create and redelivery. The first successful answer to a key is stored
+ * with the hash of its request, in the transaction that writes the delivery; a retry with the
+ * same key and request gets that answer again, the same key with another request a 422. Keys are
+ * remembered 24 hours. A refused request stores nothing, so it can be retried with the same key.
+ */
+import { createHash } from "node:crypto";
+import type { FastifyRequest } from "fastify";
+import { type Kysely, sql } from "kysely";
+import type { DB, Db } from "../db/database.ts";
+import { idempotencyKeyInvalid, idempotencyKeyReused } from "../deliveries/deliveries.errors.ts";
+
+export const IDEMPOTENCY_HEADER = "idempotency-key";
+const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+const RETENTION = sql`interval '24 hours'`;
+
+export interface IdempotentRequest {
+  accountId: number;
+  operation: string;
+  key: string;
+  requestSha256: Buffer;
+}
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
+
+/** Raised inside the transaction when another request stored the same key first. */
+export class IdempotencyRace extends Error {
+  override name = "IdempotencyRace";
+}
+
+/** The key of a request, or null when it carries none; an unusable key is a 422. */
+export function idempotentRequest(
+  request: FastifyRequest,
+  accountId: number,
+  operation: string,
+  fingerprint: unknown,
+): IdempotentRequest | null {
+  const header = request.headers[IDEMPOTENCY_HEADER];
+  if (header === undefined) return null;
+  if (typeof header !== "string" || !KEY_PATTERN.test(header)) throw idempotencyKeyInvalid();
+  const requestSha256 = createHash("sha256").update(canonicalJson(fingerprint)).digest();
+  return { accountId, operation, key: header, requestSha256 };
+}
+
+/** The stored answer to the same request, null when the key is new; another request with the key is a 422. */
+export async function findStoredResponse(db: Db, request: IdempotentRequest): Promise<StoredResponse | null> {
+  const row = await db
+    .selectFrom("idempotency_keys")
+    .select(["request_sha256", "response_status", "response_body"])
+    .where("account_id", "=", request.accountId)
+    .where("operation", "=", request.operation)
+    .where("key", "=", request.key)
+    .where("created_at", ">", sql<Date>`now() - ${RETENTION}`)
+    .executeTakeFirst();
+  if (!row) return null;
+  if (!row.request_sha256.equals(request.requestSha256)) throw idempotencyKeyReused();
+  return { status: row.response_status, body: row.response_body };
+}
+
+/** Stores the answer; an expired record of the key is replaced, a live one raises IdempotencyRace. */
+export async function storeResponse(db: Db, request: IdempotentRequest, response: StoredResponse): Promise<void> {
+  const values = {
+    account_id: request.accountId,
+    operation: request.operation,
+    key: request.key,
+    request_sha256: request.requestSha256,
+    response_status: response.status,
+    response_body: JSON.stringify(response.body),
+  };
+  const stored = await db
+    .insertInto("idempotency_keys")
+    .values(values)
+    .onConflict((oc) =>
+      oc
+        .columns(["account_id", "operation", "key"])
+        .doUpdateSet({ ...values, created_at: sql<Date>`now()` })
+        .where("idempotency_keys.created_at", "<=", sql<Date>`now() - ${RETENTION}`),
+    )
+    .returning("key")
+    .executeTakeFirst();
+  if (!stored) throw new IdempotencyRace();
+}
+
+/** JSON with object keys sorted, so the same body sent with its keys in another order is the same request. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const entries = Object.keys(value)
+      .sort()
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(",")}}`;
+  }
+  return JSON.stringify(value) ?? "null";
+}
+
+export interface IdempotentResponse extends StoredResponse {
+  /** True when this is the stored answer to an earlier request with the same key. */
+  replayed: boolean;
+}
+
+/**
+ * Runs a creating request once per key: replays a stored answer, else prepares (outside any
+ * transaction, e.g. a price quote) and writes, storing the answer in the write's transaction.
+ * When a concurrent request with the same key wins the race, its answer is returned instead.
+ */
+export async function respondOnce<P>(
+  db: Kysely<DB>,
+  idempotency: IdempotentRequest | null,
+  prepare: () => Promise<P>,
+  write: (trx: Db, prepared: P) => Promise<StoredResponse>,
+): Promise<IdempotentResponse> {
+  const replay = idempotency ? await findStoredResponse(db, idempotency) : null;
+  if (replay) return { ...replay, replayed: true };
+  const prepared = await prepare();
+  try {
+    const response = await db.transaction().execute(async (trx) => {
+      const answer = await write(trx, prepared);
+      if (idempotency) await storeResponse(trx, idempotency, answer);
+      return answer;
+    });
+    return { ...response, replayed: false };
+  } catch (error) {
+    const winner = idempotency && error instanceof IdempotencyRace ? await findStoredResponse(db, idempotency) : null;
+    if (winner) return { ...winner, replayed: true };
+    throw error;
+  }
+}

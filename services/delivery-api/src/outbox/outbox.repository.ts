@@ -1,0 +1,94 @@
+/**
+ * The outbox: every delivery change is recorded here in the transaction of the change, with the
+ * delivery's next event sequence, and published later by the relay (outbox.relay.ts).
+ */
+import { randomUUID } from "node:crypto";
+import type { Delivery, DeliveryEvent, DeliveryEventType, NatsNames } from "@dos/contracts";
+import { formatTimestamp } from "@dos/contracts";
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+
+/** The channel the relay LISTENs on; a commit with new outbox rows notifies it. */
+export const OUTBOX_CHANNEL = "delivery_outbox";
+
+export interface NewDeliveryEvent {
+  type: DeliveryEventType;
+  accountId: number;
+  delivery: Delivery;
+  previousStatus?: string;
+}
+
+/**
+ * Appends an event to the outbox with the delivery's next sequence. The sequence comes from
+ * `deliveries.event_sequence`, incremented in the same statement, so the delivery row stays
+ * locked until commit and two changes of one delivery can never share or swap a sequence.
+ * `occurred_at` is the clock at insertion (not the transaction start): a later event of the same
+ * delivery is always inserted after the earlier one committed, so ordering by it keeps order.
+ */
+export async function appendDeliveryEvent(db: Db, names: NatsNames, event: NewDeliveryEvent): Promise<DeliveryEvent> {
+  const id = randomUUID();
+  const deliveryId = event.delivery.id;
+  const type = event.type;
+  const base = {
+    id,
+    type,
+    occurred_at: formatTimestamp(new Date()),
+    account_id: event.accountId,
+    delivery_id: deliveryId,
+    sequence: 0,
+    payload: {
+      delivery: event.delivery,
+      ...(event.previousStatus ? { previous_status: event.previousStatus } : {}),
+    },
+  } satisfies DeliveryEvent;
+  const subject = names.subjects.deliveryEvent(event.accountId, deliveryId, type);
+  const { rows } = await sql<{ sequence: number }>`
+    with next as (
+      update deliveries set event_sequence = event_sequence + 1 where id = ${deliveryId} returning event_sequence
+    )
+    insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at)
+    select ${id}, ${event.accountId}, ${deliveryId}, next.event_sequence, ${type}, ${subject},
+      jsonb_set(${JSON.stringify(base)}::jsonb, '{sequence}', to_jsonb(next.event_sequence)), clock_timestamp()
+    from next
+    returning sequence, pg_notify(${OUTBOX_CHANNEL}, '') as notified
+  `.execute(db);
+  const sequence = rows[0]?.sequence;
+  if (sequence === undefined) throw new Error(`delivery ${deliveryId} vanished while recording its event`);
+  return { ...base, sequence };
+}
+
+export interface OutboxRow {
+  id: string;
+  subject: string;
+  payload: DeliveryEvent;
+}
+
+/** The oldest unpublished events, in an order that keeps each delivery's sequence. */
+export function unpublishedEvents(db: Db, limit: number): Promise<OutboxRow[]> {
+  return db
+    .selectFrom("outbox")
+    .select(["id", "subject", "payload"])
+    .where("published_at", "is", null)
+    .orderBy("occurred_at")
+    .orderBy("delivery_id")
+    .orderBy("sequence")
+    .limit(limit)
+    .execute();
+}
+
+export async function markPublished(db: Db, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable("outbox").set({ published_at: sql`now()` }).where("id", "in", ids).execute();
+}
+
+/**
+ * Takes the relay's lock for the rest of the transaction. One relay publishes at a time across
+ * replicas, which keeps every delivery's events in order on the stream; the others wait for
+ * their next wake-up.
+ */
+export async function tryRelayLock(db: Db): Promise<boolean> {
+  const { rows } = await sql<{ locked: boolean }>`
+    select pg_try_advisory_xact_lock(hashtext('delivery-api.outbox-relay')) as locked
+  `.execute(db);
+  return rows[0]?.locked === true;
+}
