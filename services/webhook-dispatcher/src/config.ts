@@ -5,8 +5,98 @@ import { type Static, Type } from "@sinclair/typebox";
 /** Prefix of the variables only webhook-dispatcher reads; an unknown one stops the boot. */
 export const CONFIG_PREFIX = "WEBHOOKS_";
 
+const HOUR = 60 * 60 * 1000;
+
+/** Svix's schedule: the delay before each attempt (the first is immediate). */
+const DEFAULT_RETRY_SCHEDULE = "0,5s,5m,30m,2h,5h,10h,10h";
+const DURATION_LIST_PATTERN = "^\\s*\\d+(ms|s|m|h)?(\\s*,\\s*\\d+(ms|s|m|h)?)*\\s*$";
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: HOUR };
+
+/** Reads a schedule such as `0,5s,5m` into milliseconds. */
+export function parseRetrySchedule(text: string): number[] {
+  return text.split(",").map((item) => {
+    const [, amount, unit] = /^\s*(\d+)(ms|s|m|h)?\s*$/.exec(item) ?? [];
+    return Number(amount) * (UNIT_MS[unit ?? "ms"] ?? 1);
+  });
+}
+
 export const configSchema = Type.Object({
   ...commonConfig,
   PORT: Type.Integer({ default: 3003, minimum: 0, maximum: 65535, description: "HTTP port (health, metrics)." }),
+  WEBHOOKS_SECRET_KEY: Type.String({
+    minLength: 32,
+    description: "Key that encrypts the endpoints' signing secrets at rest; at least 32 characters.",
+  }),
+  WEBHOOKS_ALLOWED_HOSTS: Type.Array(Type.String(), {
+    default: [],
+    description:
+      "Hosts, IP addresses or CIDRs that may be private or loopback (e.g. 127.0.0.0/8,localhost for the local demo).",
+  }),
+  WEBHOOKS_TIMEOUT_MS: Type.Integer({
+    default: 15_000,
+    minimum: 100,
+    maximum: 120_000,
+    description: "How long one POST may take, connection included.",
+  }),
+  WEBHOOKS_RETRY_SCHEDULE: Type.String({
+    default: DEFAULT_RETRY_SCHEDULE,
+    pattern: DURATION_LIST_PATTERN,
+    description:
+      "Delay before each attempt (ms, s, m or h; a bare number is ms); its length is the number of attempts.",
+  }),
+  WEBHOOKS_RETRY_JITTER: Type.Number({
+    default: 0.2,
+    minimum: 0,
+    maximum: 1,
+    description: "Each retry delay is spread by up to this fraction, up or down.",
+  }),
+  WEBHOOKS_RETRY_AFTER_MAX_MS: Type.Integer({
+    default: 24 * HOUR,
+    minimum: 0,
+    description: "Longest Retry-After (429, 503) honoured; longer asks are cut to it.",
+  }),
+  WEBHOOKS_DISABLE_AFTER_MS: Type.Integer({
+    default: 5 * 24 * HOUR,
+    minimum: 1,
+    description: "An endpoint failing without a single success for this long is disabled.",
+  }),
+  WEBHOOKS_ROTATION_OVERLAP_MS: Type.Integer({
+    default: 24 * HOUR,
+    minimum: 0,
+    description: "How long the previous secret keeps signing after a rotation.",
+  }),
+  WEBHOOKS_CONCURRENCY: Type.Integer({
+    default: 64,
+    minimum: 1,
+    maximum: 1000,
+    description: "POSTs in flight at once in this process.",
+  }),
+  WEBHOOKS_ENDPOINT_CONCURRENCY: Type.Integer({
+    default: 8,
+    minimum: 1,
+    maximum: 1000,
+    description: "POSTs in flight at once to one endpoint, over all replicas, so a slow endpoint delays only itself.",
+  }),
+  WEBHOOKS_POLL_INTERVAL_MS: Type.Integer({
+    default: 250,
+    minimum: 10,
+    description: "How often due retries are looked for when nothing else wakes the worker.",
+  }),
+  WEBHOOKS_ORDER_GRACE_MS: Type.Integer({
+    default: 2000,
+    minimum: 0,
+    description: "How long an event waits for its delivery's previous event to arrive before it is sent anyway.",
+  }),
+  WEBHOOKS_MAX_PER_ACCOUNT: Type.Integer({ default: 20, minimum: 1, description: "Endpoints an account may have." }),
+  WEBHOOKS_RETENTION_DAYS: Type.Integer({
+    default: 30,
+    minimum: 1,
+    description: "How long events and attempts are kept (replay reaches this far back).",
+  }),
+  WEBHOOKS_STATS_INTERVAL_MS: Type.Integer({
+    default: 5000,
+    minimum: 100,
+    description: "How often queue depth, oldest pending age and consumer lag are measured.",
+  }),
 });
 export type Config = Static<typeof configSchema>;

@@ -1,0 +1,177 @@
+/**
+ * The endpoint registry's operations, as a client asks them through delivery-api: register,
+ * list, delete, rotate the secret, read the attempts, replay. Each takes the caller's account
+ * id; an endpoint of another account is not found.
+ */
+import {
+  formatTimestamp,
+  type Webhook,
+  type WebhookAttempt,
+  type WebhookAttemptsRequest,
+  type WebhookCreated,
+  type WebhookCreateRequest,
+  type WebhookListRequest,
+  type WebhookRefRequest,
+  type WebhookReplayAccepted,
+  type WebhookReplayRequest,
+  type WebhookRotated,
+} from "@dos/contracts";
+import type { Kysely } from "kysely";
+import type { Config } from "../config.ts";
+import type { DB } from "../db/database.ts";
+import type { AddressPolicy } from "../delivery-http/address-policy.ts";
+import { checkUrlHost } from "../delivery-http/webhook-client.ts";
+import {
+  invalidUrl,
+  refusedUrl,
+  sinceOutOfRange,
+  tooManyWebhooks,
+  webhookDisabled,
+  webhookNotFound,
+} from "../errors.ts";
+import { deadLetterPending, lockQueues, settleQueues } from "../queue/queue.repository.ts";
+import type { SecretBox } from "../signing/secret-box.ts";
+import { generateSecret } from "../signing/signing.ts";
+import {
+  countEndpoints,
+  type EndpointRow,
+  findEndpoint,
+  insertEndpoint,
+  listAttempts,
+  listEndpoints,
+  replayableDeliveries,
+  requeueEventsSince,
+  updateEndpoint,
+} from "./endpoints.repository.ts";
+
+export interface EndpointsDeps {
+  db: Kysely<DB>;
+  config: Pick<Config, "WEBHOOKS_MAX_PER_ACCOUNT" | "WEBHOOKS_ROTATION_OVERLAP_MS" | "WEBHOOKS_RETENTION_DAYS">;
+  policy: AddressPolicy;
+  box: SecretBox;
+  /** Wakes the local worker when messages became due. */
+  wake(): void;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+export function createEndpointsService(deps: EndpointsDeps) {
+  const { db, config, box } = deps;
+
+  async function owned(accountId: number, id: string): Promise<EndpointRow> {
+    const endpoint = await findEndpoint(db, accountId, id);
+    if (!endpoint) throw webhookNotFound();
+    return endpoint;
+  }
+
+  return {
+    async create(request: WebhookCreateRequest): Promise<WebhookCreated> {
+      const url = await checkEndpointUrl(deps.policy, request.url);
+      if ((await countEndpoints(db, request.account_id)) >= config.WEBHOOKS_MAX_PER_ACCOUNT) {
+        throw tooManyWebhooks(config.WEBHOOKS_MAX_PER_ACCOUNT);
+      }
+      const secret = generateSecret();
+      const row = await insertEndpoint(db, {
+        account_id: request.account_id,
+        url,
+        event_types: request.events ?? null,
+        secret_ciphertext: box.seal(secret),
+      });
+      return { ...toWebhook(row), secret };
+    },
+
+    async list(request: WebhookListRequest): Promise<Webhook[]> {
+      return (await listEndpoints(db, request.account_id)).map(toWebhook);
+    },
+
+    async remove(request: WebhookRefRequest): Promise<void> {
+      await db.transaction().execute(async (tx) => {
+        const endpoint = await findEndpoint(tx, request.account_id, request.webhook_id, { forUpdate: true });
+        if (!endpoint) throw webhookNotFound();
+        await updateEndpoint(tx, endpoint.id, { deleted_at: new Date() });
+        await deadLetterPending(tx, endpoint.id, "endpoint deleted");
+      });
+    },
+
+    async rotate(request: WebhookRefRequest): Promise<WebhookRotated> {
+      const secret = generateSecret();
+      const expiresAt = new Date(Date.now() + config.WEBHOOKS_ROTATION_OVERLAP_MS);
+      const row = await db.transaction().execute(async (tx) => {
+        const endpoint = await findEndpoint(tx, request.account_id, request.webhook_id, { forUpdate: true });
+        if (!endpoint) throw webhookNotFound();
+        return updateEndpoint(tx, endpoint.id, {
+          secret_ciphertext: box.seal(secret),
+          previous_secret_ciphertext: endpoint.secret_ciphertext,
+          previous_secret_expires_at: expiresAt,
+        });
+      });
+      return { id: row.id, secret, previous_secret_expires_at: formatTimestamp(expiresAt) };
+    },
+
+    async attempts(request: WebhookAttemptsRequest): Promise<WebhookAttempt[]> {
+      const endpoint = await owned(request.account_id, request.webhook_id);
+      const rows = await listAttempts(db, endpoint.id, request.limit ?? 50);
+      return rows.map((row) => ({
+        ...row,
+        event_type: row.event_type as WebhookAttempt["event_type"],
+        attempted_at: formatTimestamp(row.attempted_at),
+        next_attempt_at: row.next_attempt_at ? formatTimestamp(row.next_attempt_at) : null,
+      }));
+    },
+
+    async replay(request: WebhookReplayRequest): Promise<WebhookReplayAccepted> {
+      const since = new Date(request.since);
+      if (Number.isNaN(since.getTime()) || Date.now() - since.getTime() > config.WEBHOOKS_RETENTION_DAYS * DAY_MS) {
+        throw sinceOutOfRange(config.WEBHOOKS_RETENTION_DAYS);
+      }
+      const replayed = await db.transaction().execute(async (tx) => {
+        const endpoint = await findEndpoint(tx, request.account_id, request.webhook_id, { forUpdate: true });
+        if (!endpoint) throw webhookNotFound();
+        if (endpoint.status === "disabled") throw webhookDisabled(endpoint.disabled_reason);
+        const deliveryIds = await replayableDeliveries(tx, endpoint, since);
+        if (deliveryIds.length === 0) return 0;
+        await lockQueues(tx, endpoint.id, deliveryIds);
+        const count = await requeueEventsSince(tx, endpoint, since);
+        await settleQueues(tx, endpoint.id, deliveryIds);
+        return count;
+      });
+      deps.wake();
+      return { replayed };
+    },
+  };
+}
+export type EndpointsService = ReturnType<typeof createEndpointsService>;
+
+/** Checks a URL the way a POST would reach it; answers the normalised URL or a 422 naming url. */
+export async function checkEndpointUrl(policy: AddressPolicy, text: string): Promise<string> {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw invalidUrl("must be an absolute http or https URL");
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") throw invalidUrl("must be an absolute http or https URL");
+  if (url.username || url.password) throw invalidUrl("must not contain a user name or password");
+  url.hash = "";
+  let refusal: string | null;
+  try {
+    refusal = await checkUrlHost(policy, url);
+  } catch {
+    throw invalidUrl(`host ${url.hostname} cannot be resolved`);
+  }
+  if (refusal) throw refusedUrl(refusal);
+  return url.toString();
+}
+
+function toWebhook(row: EndpointRow): Webhook {
+  const rotating = row.previous_secret_expires_at && row.previous_secret_expires_at > new Date();
+  return {
+    id: row.id,
+    url: row.url,
+    events: (row.event_types as Webhook["events"]) ?? null,
+    status: row.status,
+    disabled_reason: row.disabled_reason,
+    created_at: formatTimestamp(row.created_at),
+    previous_secret_expires_at: rotating ? formatTimestamp(row.previous_secret_expires_at as Date) : null,
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * Queue intake: a durable JetStream pull consumer on DELIVERY_EVENTS, shared by every replica.
+ * Each event is recorded (with one message per matching endpoint) and only then acknowledged;
+ * a database failure naks it for redelivery, a malformed event is terminated. The consume()
+ * call runs inside an outer loop that re-creates it after any failure.
+ */
+import { compileValidator, type DeliveryEvent, DeliveryEvent as DeliveryEventSchema, natsNames } from "@dos/contracts";
+import {
+  AckPolicy,
+  type ConsumerMessages,
+  DeliverPolicy,
+  type JsMsg,
+  jetstream,
+  jetstreamManager,
+} from "@nats-io/jetstream";
+import { type NatsConnection, nanos } from "@nats-io/nats-core";
+import type { Kysely } from "kysely";
+import type { Logger } from "pino";
+import type { DB } from "../db/database.ts";
+import type { DispatcherMetrics } from "../metrics.ts";
+import { type IntakeOptions, recordEvent } from "./intake.repository.ts";
+
+const validateEvent = compileValidator<DeliveryEvent>(DeliveryEventSchema);
+const ACK_WAIT_MS = 30_000;
+const RETRY_DELAY_MS = 1000;
+
+export interface IntakeConsumer {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  /** Events in the stream not yet taken in, and taken in but not acknowledged. */
+  lag(): Promise<{ pending: number; ackPending: number }>;
+}
+
+export function createIntakeConsumer(options: {
+  nc: NatsConnection;
+  namespace: string;
+  db: Kysely<DB>;
+  logger: Logger;
+  metrics: DispatcherMetrics;
+  intake: IntakeOptions;
+  /** Called after messages were queued, to wake the local worker. */
+  onQueued(): void;
+}): IntakeConsumer {
+  const names = natsNames(options.namespace);
+  const stream = names.streams.deliveryEvents;
+  const durable = names.consumers.webhookDispatcher;
+  const { logger, metrics } = options;
+  let running = false;
+  let current: ConsumerMessages | undefined;
+  let loop: Promise<void> | undefined;
+
+  async function ensureConsumer() {
+    const jsm = await jetstreamManager(options.nc);
+    const config = {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: names.subjects.deliveryEventsAll,
+      ack_wait: nanos(ACK_WAIT_MS),
+      max_deliver: -1,
+      max_ack_pending: 1000,
+      description: "webhook-dispatcher: every delivery event, shared by the replicas",
+    };
+    const existing = await jsm.consumers.info(stream, durable).catch(() => null);
+    if (!existing) await jsm.consumers.add(stream, config);
+  }
+
+  async function handle(msg: JsMsg) {
+    let parsed: unknown;
+    try {
+      parsed = msg.json();
+    } catch {
+      parsed = undefined;
+    }
+    const checked = validateEvent(parsed);
+    if (!checked.ok) {
+      // It can never succeed; keeping it would block nothing but would be redelivered forever.
+      logger.error(
+        { subject: msg.subject, seq: msg.seq, errors: checked.errors.slice(0, 3) },
+        "malformed delivery event dropped",
+      );
+      metrics.eventsReceived.inc({ result: "malformed" });
+      msg.term("malformed delivery event");
+      return;
+    }
+    try {
+      const queued = await recordEvent(options.db, checked.value, msg.string(), options.intake);
+      msg.ack();
+      metrics.eventsReceived.inc({ result: "recorded" });
+      if (queued > 0) options.onQueued();
+    } catch (error) {
+      // Naked in arrival order, the events come back in that order once the database answers.
+      logger.warn({ err: error, event_id: checked.value.id }, "cannot record delivery event; it will be redelivered");
+      metrics.eventsReceived.inc({ result: "failed" });
+      msg.nak(RETRY_DELAY_MS);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+
+  async function run() {
+    while (running) {
+      try {
+        await ensureConsumer();
+        const consumer = await jetstream(options.nc).consumers.get(stream, durable);
+        current = await consumer.consume({ max_messages: 256 });
+        for await (const msg of current) {
+          await handle(msg);
+          if (!running) break;
+        }
+      } catch (error) {
+        if (!running) break;
+        logger.warn({ err: error }, "delivery event consumer failed; re-creating it");
+        await current?.close().catch(() => {});
+        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
+      }
+    }
+  }
+
+  return {
+    async start() {
+      if (running) return;
+      running = true;
+      await ensureConsumer();
+      loop = run();
+    },
+    async stop() {
+      running = false;
+      await current?.close().catch(() => {});
+      await loop;
+    },
+    async lag() {
+      const jsm = await jetstreamManager(options.nc);
+      const info = await jsm.consumers.info(stream, durable);
+      return { pending: info.num_pending, ackPending: info.num_ack_pending };
+    },
+  };
+}

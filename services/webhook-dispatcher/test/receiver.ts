@@ -1,0 +1,90 @@
+/** A real HTTP receiver on loopback that records every webhook and answers as the test says. */
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+export interface Received {
+  id: string;
+  timestamp: string;
+  signature: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Per-delivery fields of the envelope, for order checks. */
+  deliveryId: number;
+  sequence: number;
+  receivedAt: number;
+}
+
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  /** Wait this long before answering (a slow or hanging receiver). */
+  delayMs?: number;
+}
+
+export type Responder = (request: Received, received: Received[]) => Answer;
+
+export interface Receiver {
+  url: string;
+  port: number;
+  received: Received[];
+  /** Requests that arrived and are not answered yet. */
+  readonly inFlight: number;
+  respond(responder: Responder): void;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(
+  responder: Responder = () => ({ status: 204 }),
+  host = "127.0.0.1",
+): Promise<Receiver> {
+  const received: Received[] = [];
+  let respond = responder;
+  let inFlight = 0;
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    inFlight++;
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      const body = Buffer.concat(chunks).toString("utf8");
+      const envelope = JSON.parse(body) as { delivery_id: number; sequence: number };
+      const headers = Object.fromEntries(Object.entries(request.headers).map(([name, value]) => [name, String(value)]));
+      const entry: Received = {
+        id: headers["webhook-id"] ?? "",
+        timestamp: headers["webhook-timestamp"] ?? "",
+        signature: headers["webhook-signature"] ?? "",
+        headers,
+        body,
+        deliveryId: envelope.delivery_id,
+        sequence: envelope.sequence,
+        receivedAt: Date.now(),
+      };
+      received.push(entry);
+      const answer = respond(entry, received);
+      const send = () => {
+        inFlight--;
+        if (response.destroyed) return;
+        response.writeHead(answer.status, answer.headers ?? {});
+        response.end();
+      };
+      if (answer.delayMs) setTimeout(send, answer.delayMs);
+      else send();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, host, resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}/hooks`,
+    port,
+    received,
+    get inFlight() {
+      return inFlight;
+    },
+    respond(next) {
+      respond = next;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
