@@ -40,6 +40,16 @@ export async function upsertZones(db: Db, accountId: number, zones: ZoneValues[]
     .execute();
 }
 
+/** Adds the zones not there yet and leaves the others as they are. */
+export async function insertMissingZones(db: Db, accountId: number, zones: ZoneValues[]) {
+  if (zones.length === 0) return;
+  await db
+    .insertInto("delivery_zones")
+    .values(zones.map((zone) => ({ ...zone, account_id: accountId })))
+    .onConflict((oc) => oc.columns(["account_id", "postal_code"]).doNothing())
+    .execute();
+}
+
 /** Removes every zone of the account not in `keep` (all of them when `keep` is empty). */
 export async function deleteZonesExcept(db: Db, accountId: number, keep: string[]) {
   let query = db.deleteFrom("delivery_zones").where("account_id", "=", accountId);
