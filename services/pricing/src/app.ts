@@ -12,11 +12,19 @@ import { createTariffsService } from "./tariffs/tariffs.service.ts";
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
   const { config, logger, nats } = deps;
+  let bus: PricingBus | undefined;
   const { app, metrics } = createHttpApp({
     service: SERVICE_NAMES.pricing,
     logger,
     lifecycle: deps.lifecycle,
-    checks: { postgres: deps.database.check, nats: nats.check },
+    checks: {
+      postgres: deps.database.check,
+      nats: nats.check,
+      // Not ready until start() registered the endpoints, nor after the framework closed them.
+      quote_endpoint: async () => {
+        if (!bus || bus.service.isStopped) throw new Error("not serving quotes");
+      },
+    },
   });
   const db = deps.database.db as Kysely<DB>;
   const names = natsNames(config.NATS_NAMESPACE);
@@ -28,7 +36,6 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   const tariffs = createTariffsService({ db, nc: nats.nc, names, cache });
   const quote = createQuoteHandler({ cache, metrics });
 
-  let bus: PricingBus | undefined;
   return {
     app,
     async start() {

@@ -249,3 +249,22 @@ describe("tariff management", () => {
     );
   });
 });
+
+describe("a replica going away", () => {
+  test("is not ready once its endpoints stop, and the other replica answers every quote", async () => {
+    const [staying, leaving] = replicas as [Replica, Replica];
+    const ready = await leaving.built.app.inject({ method: "GET", url: "/readyz" });
+    assert.equal(ready.statusCode, 200);
+    assert.equal(ready.json().checks.quote_endpoint, "ok");
+
+    await leaving.built.stop?.();
+    const notReady = await leaving.built.app.inject({ method: "GET", url: "/readyz" });
+    assert.equal(notReady.statusCode, 503);
+    assert.deepEqual(notReady.json().errors, ["quote_endpoint is unreachable: not serving quotes"]);
+
+    const before = await quotesAnsweredBy(staying);
+    const replies = await Promise.all(Array.from({ length: 20 }, () => quote(quoteRequest(7))));
+    assert.ok(replies.every((reply) => reply.price_cents === 1650));
+    assert.equal((await quotesAnsweredBy(staying)) - before, 20);
+  });
+});

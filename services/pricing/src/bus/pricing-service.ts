@@ -57,6 +57,9 @@ export async function startPricingBus(deps: PricingBusDeps): Promise<PricingBus>
   endpoint("tariffs-create", names.subjects.pricingTariffsCreate, deps.tariffs.create);
   endpoint("tariffs-list", names.subjects.pricingTariffsList, deps.tariffs.list);
   endpoint("tariffs-get", names.subjects.pricingTariffsGet, deps.tariffs.get);
+  service.stopped.then((error) => {
+    if (error) logger.error({ err: error }, "pricing service stopped by an error; readiness is now false");
+  });
   await nc.flush();
   logger.info({ nats_service: pricing.name, quote: pricing.quoteSubject }, "pricing service listening");
 
