@@ -1,0 +1,269 @@
+/**
+ * deploy/k8s: every overlay renders (with deploy/k8s/render.ts, and equals `kubectl kustomize`
+ * where kubectl is installed), every object passes the Kubernetes schema (kubernetes-models), and
+ * the policy an SRE would check by hand holds: probes, resources, security context, a PDB, a
+ * NetworkPolicy, an HPA and a migration Job per Deployment, pinned images, no secret values.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { isDeepStrictEqual } from "node:util";
+import type { TObject } from "@sinclair/typebox";
+import { Deployment } from "kubernetes-models/apps/v1";
+import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
+import { Job } from "kubernetes-models/batch/v1";
+import { Ingress, NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
+import { PodDisruptionBudget } from "kubernetes-models/policy/v1";
+import { ConfigMap, Service, ServiceAccount } from "kubernetes-models/v1";
+import { parseAllDocuments } from "yaml";
+import { type K8sObject, podTemplate, render, splitImage } from "../../deploy/k8s/render.ts";
+
+const root = join(import.meta.dirname, "..", "..");
+const k8s = join(root, "deploy", "k8s");
+const overlays = ["base", "overlays/staging", "overlays/production"];
+const services = ["delivery-api", "geo-ingest", "pricing", "webhook-dispatcher"];
+const readme = readFileSync(join(root, "deploy", "README.md"), "utf8");
+
+// Every kind the overlays may contain, with its schema; an unknown kind fails the test.
+const models: Record<string, { new (data: never): { validate(): void } }> = {
+  "v1/ConfigMap": ConfigMap,
+  "v1/Service": Service,
+  "v1/ServiceAccount": ServiceAccount,
+  "apps/v1/Deployment": Deployment,
+  "batch/v1/Job": Job,
+  "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
+  "policy/v1/PodDisruptionBudget": PodDisruptionBudget,
+  "networking.k8s.io/v1/NetworkPolicy": NetworkPolicy,
+  "networking.k8s.io/v1/Ingress": Ingress,
+};
+
+// biome-ignore lint/suspicious/noExplicitAny: rendered manifests are untyped YAML, read field by field
+type Any = any;
+const of = (objects: K8sObject[], kind: string): Any[] => objects.filter((o) => o.kind === kind);
+const key = (o: K8sObject) => `${o.apiVersion}/${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`;
+const selects = (selector: Record<string, string>, labels: Record<string, string>) =>
+  Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
+const containersOf = (objects: K8sObject[]): Any[] =>
+  objects.flatMap((o) => ((podTemplate(o)?.spec as Any)?.containers ?? []) as Any[]);
+
+async function configSchemaOf(service: string): Promise<{ schema: TObject; prefix: string }> {
+  const module = await import(`../../services/${service}/src/config.ts`);
+  return { schema: module.configSchema, prefix: module.CONFIG_PREFIX };
+}
+
+for (const overlay of overlays) {
+  describe(`deploy/k8s/${overlay}`, () => {
+    const objects = render(join(k8s, overlay));
+    const deployments = of(objects, "Deployment");
+    const common = of(objects, "ConfigMap").find((c) => c.metadata.name === "dos-common");
+
+    test("renders the four services, and exactly what kubectl kustomize renders where kubectl exists", (t) => {
+      assert.deepEqual(deployments.map((d) => d.metadata.name).sort(), services);
+      const kubectl = spawnSync("kubectl", ["kustomize", join(k8s, overlay)], { encoding: "utf8" });
+      if (kubectl.error) {
+        t.diagnostic("kubectl is not installed: checked with deploy/k8s/render.ts only");
+        return;
+      }
+      assert.equal(kubectl.status, 0, kubectl.stderr);
+      const theirs = parseAllDocuments(kubectl.stdout).map((d) => d.toJS() as K8sObject);
+      assert.deepEqual(theirs.map(key).sort(), objects.map(key).sort());
+      const mine = new Map(objects.map((o) => [key(o), o]));
+      for (const object of theirs)
+        assert.ok(isDeepStrictEqual(mine.get(key(object)), object), `${key(object)} differs`);
+    });
+
+    test("every object is valid against the Kubernetes schema", () => {
+      for (const object of objects) {
+        const Model = models[`${object.apiVersion}/${object.kind}`];
+        assert.ok(Model, `${key(object)}: no schema for this kind`);
+        assert.doesNotThrow(() => new Model(object as never).validate(), `${key(object)}`);
+      }
+    });
+
+    test("every Deployment has probes, resources, a locked-down security context and a drain-aware shutdown", () => {
+      const drainSeconds = Number(common.data.SHUTDOWN_TIMEOUT_MS) / 1000;
+      for (const deployment of deployments) {
+        const name = deployment.metadata.name;
+        const pod = deployment.spec.template.spec;
+        assert.equal(pod.automountServiceAccountToken, false, name);
+        assert.equal(pod.securityContext.runAsNonRoot, true, name);
+        assert.equal(pod.securityContext.seccompProfile.type, "RuntimeDefault", name);
+        assert.ok(pod.topologySpreadConstraints?.length > 0, `${name}: topology spread`);
+        for (const container of pod.containers) {
+          assert.equal(container.startupProbe?.httpGet?.path, "/livez", `${name}: startup probe`);
+          assert.equal(container.livenessProbe?.httpGet?.path, "/livez", `${name}: liveness probe`);
+          assert.equal(container.readinessProbe?.httpGet?.path, "/readyz", `${name}: readiness probe`);
+          for (const kind of ["requests", "limits"]) {
+            assert.ok(container.resources?.[kind]?.cpu && container.resources?.[kind]?.memory, `${name}: ${kind}`);
+          }
+          const security = container.securityContext;
+          assert.equal(security.runAsNonRoot, true, name);
+          assert.equal(security.readOnlyRootFilesystem, true, name);
+          assert.equal(security.allowPrivilegeEscalation, false, name);
+          assert.deepEqual(security.capabilities.drop, ["ALL"], name);
+          assert.equal(security.seccompProfile.type, "RuntimeDefault", name);
+          assert.ok(
+            container.volumeMounts.some((m: Any) => m.mountPath === "/tmp"),
+            `${name}: writable /tmp`,
+          );
+          const preStop = container.lifecycle?.preStop?.sleep?.seconds;
+          assert.ok(preStop > 0, `${name}: preStop pause`);
+          assert.ok(
+            pod.terminationGracePeriodSeconds > preStop + drainSeconds,
+            `${name}: grace period covers the drain`,
+          );
+        }
+      }
+    });
+
+    test("every Deployment has a Service, ServiceAccount, PDB, NetworkPolicy, consistent HPA and migration Job", () => {
+      for (const deployment of deployments) {
+        const name = deployment.metadata.name;
+        const labels = deployment.spec.template.metadata.labels;
+        assert.ok(
+          of(objects, "Service").some((s) => selects(s.spec.selector, labels)),
+          `${name}: Service`,
+        );
+        const account = of(objects, "ServiceAccount").find(
+          (a) => a.metadata.name === deployment.spec.template.spec.serviceAccountName,
+        );
+        assert.equal(account?.automountServiceAccountToken, false, `${name}: ServiceAccount`);
+        assert.ok(
+          of(objects, "PodDisruptionBudget").some((p) => selects(p.spec.selector.matchLabels, labels)),
+          `${name}: PodDisruptionBudget`,
+        );
+        assert.ok(
+          of(objects, "NetworkPolicy").some((p) => selects(p.spec.podSelector.matchLabels ?? {}, labels)),
+          `${name}: NetworkPolicy`,
+        );
+        const hpa = of(objects, "HorizontalPodAutoscaler").find((h) => h.spec.scaleTargetRef.name === name);
+        assert.ok(hpa, `${name}: HorizontalPodAutoscaler`);
+        assert.equal(hpa.spec.minReplicas, deployment.spec.replicas, `${name}: HPA minReplicas = replicas`);
+        assert.ok(hpa.spec.maxReplicas >= hpa.spec.minReplicas, `${name}: HPA maxReplicas`);
+        const job = of(objects, "Job").find((j) => j.metadata.name === `${name}-migrate`);
+        assert.ok(job, `${name}: migration Job`);
+        const [migrate] = job.spec.template.spec.containers;
+        assert.equal(migrate.image, deployment.spec.template.spec.containers[0].image, `${name}: same image`);
+        assert.deepEqual(migrate.command, ["/nodejs/bin/node", `services/${name}/dist/src/migrate.js`]);
+        assert.equal(job.metadata.annotations["argocd.argoproj.io/hook"], "PreSync", `${name}: runs before rollout`);
+      }
+      const denyAll = of(objects, "NetworkPolicy").find(
+        (p) => Object.keys(p.spec.podSelector).length === 0 && !p.spec.ingress && !p.spec.egress,
+      );
+      assert.deepEqual(denyAll?.spec.policyTypes, ["Ingress", "Egress"], "a default-deny NetworkPolicy");
+    });
+
+    test("images are pinned, and no secret value is committed", () => {
+      for (const container of containersOf(objects)) {
+        const [, tag] = splitImage(container.image);
+        assert.ok(tag && tag !== "latest", `${container.image}: pinned tag`);
+      }
+      assert.equal(of(objects, "Secret").length, 0, "Secrets are created out of band, never committed");
+      for (const container of containersOf(objects)) {
+        for (const variable of container.env ?? []) {
+          if (/TOKEN|SECRET|PASSWORD/.test(variable.name)) {
+            assert.ok(variable.valueFrom?.secretKeyRef, `${variable.name} comes from a Secret`);
+            assert.ok(readme.includes(variable.valueFrom.secretKeyRef.name), `${variable.name}: Secret documented`);
+          }
+          if (typeof variable.value === "string") {
+            assert.doesNotMatch(variable.value, /:\/\/[^:/@]+:(?!\$\()[^@]*@/, `${variable.name}: no inline password`);
+          }
+        }
+      }
+      for (const map of of(objects, "ConfigMap")) {
+        for (const name of Object.keys(map.data ?? {})) assert.doesNotMatch(name, /TOKEN|SECRET|PASSWORD/);
+      }
+    });
+
+    test("every service's ConfigMap holds only variables its configuration knows (a typo stops the boot)", async () => {
+      for (const service of services) {
+        const { schema, prefix } = await configSchemaOf(service);
+        const map = of(objects, "ConfigMap").find((c) => c.metadata.name === service);
+        for (const name of Object.keys({ ...map.data, ...common.data })) {
+          if (name.startsWith(prefix)) assert.ok(name in schema.properties, `${service}: ${name} is unknown`);
+        }
+        assert.equal(Number(map.data.PORT), schema.properties.PORT?.default, `${service}: PORT`);
+      }
+    });
+
+    test("ingress routes /api and /ops to delivery-api, /external to geo-ingest hashed per vehicle", () => {
+      const routes = of(objects, "Ingress").flatMap((ingress) =>
+        ingress.spec.rules.flatMap((rule: Any) =>
+          rule.http.paths.map((p: Any) => ({ path: p.path, service: p.backend.service.name, ingress })),
+        ),
+      );
+      const to = (path: string) => routes.find((r) => r.path === path);
+      assert.equal(to("/api")?.service, "delivery-api");
+      assert.equal(to("/ops")?.service, "delivery-api");
+      assert.equal(to("/external")?.service, "geo-ingest");
+      assert.equal(
+        to("/external")?.ingress.metadata.annotations["nginx.ingress.kubernetes.io/upstream-hash-by"],
+        "$uri",
+      );
+    });
+  });
+}
+
+test("production runs streams with three replicas; staging with one", () => {
+  const replicas = (overlay: string) =>
+    (render(join(k8s, overlay)).find((o) => o.kind === "ConfigMap" && o.metadata.name === "dos-common") as Any).data
+      .NATS_STREAM_REPLICAS;
+  assert.equal(replicas("overlays/production"), "3");
+  assert.equal(replicas("overlays/staging"), "1");
+});
+
+describe("dependencies and observability", () => {
+  const readYaml = (path: string): Any[] =>
+    parseAllDocuments(readFileSync(join(root, "deploy", path), "utf8")).map((d) => d.toJS());
+
+  test("NATS is a 3-node JetStream cluster with file storage", () => {
+    const [values] = readYaml("k8s/nats/values.yaml");
+    assert.equal(values.config.cluster.enabled, true);
+    assert.equal(values.config.cluster.replicas, 3);
+    assert.equal(values.config.jetstream.enabled, true);
+    assert.equal(values.config.jetstream.fileStore.pvc.enabled, true);
+  });
+
+  test("TimescaleDB runs on CloudNativePG with backups to object storage", () => {
+    const objects = render(join(k8s, "database"));
+    const cluster = objects.find((o) => o.kind === "Cluster") as Any;
+    assert.equal(cluster.apiVersion, "postgresql.cnpg.io/v1");
+    assert.equal(cluster.spec.instances, 3);
+    assert.match(cluster.spec.imageName, /timescale/);
+    assert.notEqual(splitImage(cluster.spec.imageName)[1] ?? "latest", "latest");
+    assert.ok(cluster.spec.postgresql.shared_preload_libraries.includes("timescaledb"));
+    assert.match(cluster.spec.backup.barmanObjectStore.destinationPath, /^s3:\/\//);
+    const roles = cluster.spec.managed.roles.map((r: Any) => r.passwordSecret.name).sort();
+    assert.deepEqual(roles, services.map((s) => `${s}-db`).sort());
+    const backup = objects.find((o) => o.kind === "ScheduledBackup") as Any;
+    assert.equal(backup.spec.cluster.name, cluster.metadata.name);
+  });
+
+  test("alerts cover error rate, latency, outbox age, consumer lag, dead letters and readiness", () => {
+    const [rule] = readYaml("prometheus/alerts.yaml");
+    const exprs = rule.spec.groups.flatMap((g: Any) => g.rules.map((r: Any) => r.expr)).join("\n");
+    for (const metric of [
+      "http_request_duration_seconds_count",
+      "http_request_duration_seconds_bucket",
+      "outbox_oldest_age_seconds",
+      "webhook_consumer_pending_messages",
+      "webhook_dead_letters_total",
+      "kube_deployment_status_replicas_available",
+    ]) {
+      assert.ok(exprs.includes(metric), metric);
+    }
+    const dashboard = JSON.parse(readFileSync(join(root, "deploy", "grafana", "dashboard.json"), "utf8"));
+    const used = JSON.stringify(dashboard.panels);
+    for (const metric of [
+      "deliveries_created_total",
+      "geo_positions_total",
+      "webhook_attempts_total",
+      "pricing_quote_duration_seconds",
+    ]) {
+      assert.ok(used.includes(metric), `dashboard: ${metric}`);
+      assert.ok(readme.includes(`\`${metric}\``), `README lists ${metric}`);
+    }
+  });
+});
