@@ -53,7 +53,9 @@ describe("configuration errors", () => {
   }
 
   test("an unreachable database stops the boot with one log line naming DATABASE_URL", () => {
-    const result = spawnSync(process.execPath, [serviceEntry(SERVICES[2] ?? SERVICES[0], "main")], {
+    const pricing = SERVICES.find((spec) => spec.name === "pricing");
+    assert.ok(pricing);
+    const result = spawnSync(process.execPath, [serviceEntry(pricing, "main")], {
       env: {
         PATH: process.env.PATH,
         DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
