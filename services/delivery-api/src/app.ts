@@ -55,7 +55,10 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   await app.register(
     async (ops) => {
       ops.addHook("onRequest", opsAuthHook(config.API_OPS_TOKEN));
-      await ops.register(opsRoutes, { db });
+      await ops.register(opsRoutes, {
+        db,
+        pricing: { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE, timeoutMs: config.API_PRICING_TIMEOUT_MS },
+      });
       await ops.register(deliveries.opsRoutes);
     },
     { prefix: "/ops/v1" },

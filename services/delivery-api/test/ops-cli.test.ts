@@ -1,9 +1,13 @@
 /** The operator CLI, run as a child process against a listening app, as an operator would. */
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { natsNames } from "@dos/contracts";
 import { OPS_TOKEN, startTestApi, type TestApi } from "./fixtures.ts";
 
 const CLI = fileURLToPath(new URL("../src/cli/ops.ts", import.meta.url));
@@ -236,6 +240,59 @@ describe("operator CLI (npm run ops)", () => {
     const wrongToken = await ops(["accounts", "list"], { OPS_TOKEN: "wrong-token-wrong-token-wrong-token" });
     assert.equal(wrongToken.code, 1);
     assert.match(wrongToken.stderr, /answered 401:\n {2}- Authorization: Bearer <operator token> is required/);
+  });
+
+  test("tariffs pass through to the pricing service, and an unknown account never reaches it", async () => {
+    const account = (await ok(["accounts", "create", "--company", "Priced"])).json();
+    const asked: Array<Record<string, unknown>> = [];
+    const subject = natsNames(api.config.NATS_NAMESPACE).subjects.pricingTariffsCreate;
+    // A stand-in for pricing on the real bus: it stores nothing and answers the tariff it was given.
+    const sub = api.nats.nc.subscribe(subject, {
+      callback: (_error, msg) => {
+        const request = msg.json<Record<string, unknown>>();
+        asked.push(request);
+        const { account_id, base_cents, minimum_cents } = request;
+        msg.respond(
+          JSON.stringify({
+            id: 1,
+            account_id,
+            effective_from: "2030-01-01T00:00:00.000+00:00",
+            base_cents,
+            per_package_cents: 0,
+            weight_bands: [],
+            volume_bands: [],
+            slot_surcharges: [],
+            lead_time_surcharges: [],
+            minimum_cents,
+            note: null,
+            created_at: "2029-12-31T00:00:00.000+00:00",
+          }),
+        );
+      },
+    });
+    try {
+      const file = join(mkdtempSync(join(tmpdir(), "ops-cli-")), "tariff.json");
+      writeFileSync(
+        file,
+        JSON.stringify({ base_cents: { outbound: 900, inbound: 1000, other: 1200 }, minimum_cents: 500 }),
+      );
+      const created = (await ok(["tariffs", "create", "--account", String(account.id), "--file", file])).json();
+      assert.deepEqual(
+        [created.account_id, created.base_cents.outbound, created.minimum_cents],
+        [account.id, 900, 500],
+      );
+      assert.equal(asked[0]?.account_id, account.id);
+
+      const refused = await ops(["tariffs", "create", "--account", String(account.id), "--json", '{"base_cents": {}}']);
+      assert.equal(refused.code, 1);
+      assert.match(refused.stderr, /answered 422:\n {2}- base_cents\.outbound is required/);
+      const unknown = await ops(["tariffs", "list", "--account", "999999"]);
+      assert.equal(unknown.code, 1);
+      assert.match(unknown.stderr, /answered 404:\n {2}- account 999999 not found/);
+      assert.equal(asked.length, 1, "refused requests never reach pricing");
+    } finally {
+      sub.unsubscribe();
+    }
   });
 
   test("an unreachable API exits 3 and says where it looked", async () => {

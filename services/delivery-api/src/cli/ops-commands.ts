@@ -328,12 +328,6 @@ export const COMMANDS: Record<string, CommandSpec> = {
     path: "/accounts/{account}/tariffs",
     flags: { account },
   },
-  "tariffs get": {
-    summary: "show one tariff version",
-    method: "GET",
-    path: "/accounts/{account}/tariffs/{tariff}",
-    flags: { account, tariff: id("tariff id") },
-  },
   "tariffs create": {
     summary: "store a new tariff version, from --json or --file (see the pricing README)",
     method: "POST",

@@ -1,15 +1,30 @@
 /** The operator API's features, mounted by app.ts inside the /ops/v1 context (bearer guard first). */
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { accountsOpsRoutes } from "../accounts/accounts.ops-routes.ts";
+import { findAccountById } from "../accounts/accounts.repository.ts";
 import type { DB } from "../db/database.ts";
 import { packageTypesOpsRoutes } from "../package-types/package-types.ops-routes.ts";
 import { placesOpsRoutes } from "../places/places.ops-routes.ts";
+import { tariffsOpsRoutes } from "../tariffs/tariffs.ops-routes.ts";
 import { zonesOpsRoutes } from "../zones/zones.ops-routes.ts";
 
-export async function opsRoutes(ops: FastifyInstance, options: { db: Kysely<DB> }) {
-  await ops.register(accountsOpsRoutes, options);
-  await ops.register(placesOpsRoutes, options);
-  await ops.register(packageTypesOpsRoutes, options);
-  await ops.register(zonesOpsRoutes, options);
+export interface OpsRoutesOptions {
+  db: Kysely<DB>;
+  /** Tariffs live in the pricing service: their routes forward over NATS. */
+  pricing: { nc: NatsConnection; namespace: string; timeoutMs: number };
+}
+
+export async function opsRoutes(ops: FastifyInstance, options: OpsRoutesOptions) {
+  const { db } = options;
+  await ops.register(accountsOpsRoutes, { db });
+  await ops.register(placesOpsRoutes, { db });
+  await ops.register(packageTypesOpsRoutes, { db });
+  await ops.register(zonesOpsRoutes, { db });
+  await ops.register(tariffsOpsRoutes, {
+    ...options.pricing,
+    // Pricing knows no accounts: an unknown one is refused here, as on every other operator route.
+    accountExists: async (accountId) => (await findAccountById(db, accountId)) !== undefined,
+  });
 }
