@@ -53,7 +53,7 @@ export async function recordAttempt(
     if (decision.outcome === "dead_lettered" && decision.disableEndpoint) {
       disabledReason = decision.disableEndpoint;
     } else if (failingMs >= input.disableAfterMs) {
-      disabledReason = `no successful attempt for ${Math.round(failingMs / 3_600_000)} h`;
+      disabledReason = `no successful attempt for ${formatDuration(failingMs)}`;
       decision = { outcome: "dead_lettered", reason: `endpoint disabled: ${disabledReason}` };
     }
     if (disabledReason && endpoint.status === "enabled") {
@@ -103,4 +103,15 @@ export async function recordAttempt(
     : 0;
   if (finished) await settleQueues(tx, message.endpoint_id, [message.delivery_id]);
   return { outcome: decision.outcome, disabledReason, alsoDeadLettered };
+}
+
+/** "5 days", "3 h", "12 min", "40 s": how long an endpoint has been failing, for its disabled reason. */
+export function formatDuration(ms: number): string {
+  const units: Array<[number, string]> = [
+    [86_400_000, " days"],
+    [3_600_000, " h"],
+    [60_000, " min"],
+  ];
+  for (const [size, label] of units) if (ms >= size) return `${Math.floor(ms / size)}${label}`;
+  return `${Math.floor(ms / 1000)} s`;
 }
