@@ -14,7 +14,7 @@ export async function packageTypesRoutes(app: FastifyInstance, options: { db: Ky
       schema: {
         summary: "List package types",
         description: "The package types configured for the account, usable as `package_type_id` in packages.",
-        tags: ["Package types"],
+        tags: ["package types"],
         response: { 200: Type.Array(PackageType) },
       },
     },
