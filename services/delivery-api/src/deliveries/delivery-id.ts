@@ -16,8 +16,18 @@ export const DeliveryIdParams = Type.Object({
 export function deliveryIdOf(request: FastifyRequest): number {
   const error = request.validationError;
   if (error?.validationContext === "params") {
-    throw deliveryNotFound(String((request.params as { delivery_id?: unknown }).delivery_id));
+    // The id as the caller wrote it: validation coerced the params object in place.
+    const written = /\/deliveries\/([^/?]*)/.exec(request.url)?.[1] ?? "";
+    throw deliveryNotFound(safeDecode(written));
   }
   if (error) throw error;
   return (request.params as { delivery_id: number }).delivery_id;
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
 }

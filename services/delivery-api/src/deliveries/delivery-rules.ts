@@ -135,7 +135,9 @@ export function mergeDraft(
     if (!task.at_default_place && mode === "redelivery" && !slotChanged[kind] && task.slot_starting_at <= ctx.now) {
       errors.push(m.alreadyStarted(kind));
     }
-    if (task.at_default_place && (mode === "redelivery" || slotChanged[anchor.kind])) {
+    // A started anchor is already an error; a slot computed from it would only add noise.
+    const anchorValid = anchor.slot_starting_at > ctx.now;
+    if (task.at_default_place && anchorValid && (mode === "redelivery" || slotChanged[anchor.kind])) {
       const slot = fillSlot(kind, { start: anchor.slot_starting_at, end: anchor.slot_ending_at }, ctx, errors);
       if (slot) Object.assign(task, { slot_starting_at: slot.start, slot_ending_at: slot.end });
     }

@@ -1,0 +1,218 @@
+/**
+ * GET list, get and latest: order, filter and pagination of the list, 404s for what the caller
+ * cannot see, tenant isolation across every operation, and 401 on every route.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  type DeliveriesTestbed,
+  json,
+  outboundBody,
+  place,
+  slot,
+  startDeliveriesTestbed,
+} from "./delivery-fixtures.ts";
+import { createTestAccount, type TestAccount } from "./fixtures.ts";
+
+let bed: DeliveriesTestbed;
+let account: TestAccount;
+const ids: number[] = [];
+
+async function create(body: object, headers = account.headers) {
+  const response = await bed.api.app.inject({ method: "POST", url: "/api/v2/deliveries", headers, payload: body });
+  assert.equal(response.statusCode, 201, response.body);
+  return json(response);
+}
+const get = (url: string, headers = account.headers) => bed.api.app.inject({ method: "GET", url, headers });
+
+before(async () => {
+  bed = await startDeliveriesTestbed();
+  account = await createTestAccount(bed.api.db);
+  // Five deliveries: references A, B, A, B, A (the last one inbound).
+  for (const [i, reference] of ["A", "B", "A", "B"].entries()) {
+    ids.push(
+      (
+        await create(
+          outboundBody(account, {
+            client_order_reference: reference,
+            dropoff: { ...slot(24 + i), place: place(account) },
+          }),
+        )
+      ).id,
+    );
+  }
+  const inbound = {
+    client_order_reference: "A",
+    pickup: { ...slot(40, 3), place: place(account) },
+    packages: [{ package_type_id: account.packageTypeIds[0], amount: 1 }],
+  };
+  ids.push((await create(inbound)).id);
+});
+after(async () => bed.close());
+
+describe("list", () => {
+  test("newest first, each item as the spec shows it, with the slot of the main task", async () => {
+    const response = await get("/api/v2/deliveries");
+    assert.equal(response.statusCode, 200);
+    const items = json(response);
+    assert.deepEqual(
+      items.map((i: { id: number }) => i.id),
+      [...ids].reverse(),
+    );
+    assert.deepEqual(Object.keys(items[0]).sort(), [
+      "created_at",
+      "id",
+      "price_cents",
+      "slot_ending_at",
+      "slot_starting_at",
+      "status",
+    ]);
+    const inbound = json(await get(`/api/v2/deliveries/${ids[4]}`));
+    assert.equal(items[0].slot_starting_at, inbound.pickup.slot_starting_at, "inbound: the pickup's slot");
+    const outbound = json(await get(`/api/v2/deliveries/${ids[3]}`));
+    assert.equal(items[1].slot_starting_at, outbound.dropoff.slot_starting_at, "outbound: the dropoff's slot");
+    assert.deepEqual(items[1], {
+      id: outbound.id,
+      created_at: outbound.created_at,
+      status: "saved",
+      slot_starting_at: outbound.dropoff.slot_starting_at,
+      slot_ending_at: outbound.dropoff.slot_ending_at,
+      price_cents: 700,
+    });
+    assert.equal(response.headers["x-total-count"], "5");
+  });
+
+  test("filtered by client_order_reference", async () => {
+    const response = await get("/api/v2/deliveries?client_order_reference=B");
+    assert.deepEqual(
+      json(response).map((i: { id: number }) => i.id),
+      [ids[3], ids[1]],
+    );
+    assert.equal(response.headers["x-total-count"], "2");
+    assert.deepEqual(json(await get("/api/v2/deliveries?client_order_reference=none")), []);
+  });
+
+  test("pages keep the array body; Link and X-Total-Count describe them", async () => {
+    const response = await get("/api/v2/deliveries?client_order_reference=A&per_page=2&page=2");
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(
+      json(response).map((i: { id: number }) => i.id),
+      [ids[0]],
+    );
+    assert.equal(response.headers["x-total-count"], "3");
+    assert.equal(
+      response.headers.link,
+      '</api/v2/deliveries?client_order_reference=A&per_page=2&page=1>; rel="first", ' +
+        '</api/v2/deliveries?client_order_reference=A&per_page=2&page=1>; rel="prev", ' +
+        '</api/v2/deliveries?client_order_reference=A&per_page=2&page=2>; rel="last"',
+    );
+    const first = await get("/api/v2/deliveries?per_page=2");
+    assert.equal(
+      first.headers.link,
+      '</api/v2/deliveries?per_page=2&page=1>; rel="first", </api/v2/deliveries?per_page=2&page=2>; rel="next", ' +
+        '</api/v2/deliveries?per_page=2&page=3>; rel="last"',
+    );
+    assert.deepEqual(json(await get("/api/v2/deliveries?page=9")), [], "past the last page: an empty array");
+  });
+
+  test("page bounds are refused with 422", async () => {
+    const tooMany = await get("/api/v2/deliveries?per_page=101");
+    assert.equal(tooMany.statusCode, 422);
+    assert.deepEqual(json(tooMany), { errors: ["querystring.per_page must be at most 100"] });
+    const zero = await get("/api/v2/deliveries?page=0");
+    assert.deepEqual(json(zero), { errors: ["querystring.page must be at least 1"] });
+    const text = await get("/api/v2/deliveries?page=two");
+    assert.deepEqual(json(text), { errors: ["querystring.page must be an integer"] });
+  });
+});
+
+describe("get and latest", () => {
+  test("get answers the delivery as create did", async () => {
+    const created = await create(outboundBody(account, { client_order_reference: "GET-1" }));
+    const response = await get(`/api/v2/deliveries/${created.id}`);
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(json(response), created);
+  });
+
+  test("latest: the newest, for the reference when given", async () => {
+    const newest = await create(outboundBody(account, { client_order_reference: "LATEST" }));
+    assert.equal(json(await get("/api/v2/deliveries/latest")).id, newest.id);
+    assert.equal(json(await get("/api/v2/deliveries/latest?client_order_reference=B")).id, ids[3]);
+  });
+
+  test("latest with nothing to find: 404", async () => {
+    const response = await get("/api/v2/deliveries/latest?client_order_reference=NOPE");
+    assert.equal(response.statusCode, 404);
+    assert.deepEqual(json(response), { errors: ["delivery with client_order_reference NOPE not found"] });
+    const empty = await createTestAccount(bed.api.db);
+    const none = await get("/api/v2/deliveries/latest", empty.headers);
+    assert.equal(none.statusCode, 404);
+    assert.deepEqual(json(none), { errors: ["delivery not found"] });
+  });
+
+  test("an unknown id, or one that cannot exist, is a 404", async () => {
+    for (const [id, message] of [
+      ["999999", "delivery 999999 not found"],
+      ["abc", "delivery abc not found"],
+      ["0", "delivery 0 not found"],
+      ["99999999999999999999", "delivery 99999999999999999999 not found"],
+    ]) {
+      const response = await get(`/api/v2/deliveries/${id}`);
+      assert.equal(response.statusCode, 404, id);
+      assert.deepEqual(json(response), { errors: [message] });
+    }
+  });
+});
+
+describe("tenant isolation", () => {
+  test("another account's delivery is a 404 on every operation, never a 403 or a leak", async () => {
+    const stranger = await createTestAccount(bed.api.db);
+    const id = ids[0];
+    const notFound = { errors: [`delivery ${id} not found`] };
+    const calls = [
+      { method: "GET", url: `/api/v2/deliveries/${id}` },
+      { method: "PATCH", url: `/api/v2/deliveries/${id}`, payload: { comments: "mine now" } },
+      { method: "PUT", url: `/api/v2/deliveries/${id}`, payload: { comments: "mine now" } },
+      { method: "PATCH", url: `/api/v2/deliveries/${id}/cancel` },
+      { method: "POST", url: `/api/v2/deliveries/${id}/redelivery`, payload: {} },
+    ] as const;
+    for (const call of calls) {
+      const response = await bed.api.app.inject({ ...call, headers: stranger.headers });
+      assert.equal(response.statusCode, 404, `${call.method} ${call.url}`);
+      assert.deepEqual(json(response), notFound);
+    }
+    assert.deepEqual(json(await get("/api/v2/deliveries", stranger.headers)), []);
+    assert.equal(
+      (await get("/api/v2/deliveries?client_order_reference=A", stranger.headers)).headers["x-total-count"],
+      "0",
+    );
+    assert.equal((await get("/api/v2/deliveries/latest", stranger.headers)).statusCode, 404);
+    const untouched = json(await get(`/api/v2/deliveries/${id}`));
+    assert.equal(untouched.status, "saved");
+    assert.equal(untouched.comments, null);
+  });
+});
+
+describe("authentication", () => {
+  test("every delivery route answers 401 without credentials", async () => {
+    const routes = [
+      ["GET", "/api/v2/deliveries"],
+      ["POST", "/api/v2/deliveries"],
+      ["POST", "/api/v2/deliveries/quote"],
+      ["GET", "/api/v2/deliveries/latest"],
+      ["GET", `/api/v2/deliveries/${ids[0]}`],
+      ["PATCH", `/api/v2/deliveries/${ids[0]}`],
+      ["PUT", `/api/v2/deliveries/${ids[0]}`],
+      ["PATCH", `/api/v2/deliveries/${ids[0]}/cancel`],
+      ["POST", `/api/v2/deliveries/${ids[0]}/redelivery`],
+    ] as const;
+    for (const [method, url] of routes) {
+      const missing = await bed.api.app.inject({ method, url, payload: method === "GET" ? undefined : {} });
+      assert.equal(missing.statusCode, 401, `${method} ${url}`);
+      assert.deepEqual(json(missing), { errors: ["X-User-Email and X-User-Token headers are required"] });
+      const wrong = await bed.api.app.inject({ method, url, headers: { ...account.headers, "x-user-token": "nope" } });
+      assert.equal(wrong.statusCode, 401, `${method} ${url}`);
+      assert.deepEqual(json(wrong), { errors: ["X-User-Email or X-User-Token is invalid"] });
+    }
+  });
+});
