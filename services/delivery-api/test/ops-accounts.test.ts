@@ -93,6 +93,14 @@ describe("operator API: accounts, users and API tokens", () => {
         [undefined, ["body must be an object"]],
         [{}, ["company_name is required"]],
         [{ company_name: "   " }, ["company_name must not be blank"]],
+        [
+          { company_name: "Shop\u0000", settings: { "x\u0000": ["\u0000"] } },
+          [
+            "company_name must not contain the NUL character",
+            "settings.x\\u0000 must not contain the NUL character",
+            "settings.x\\u0000[0] must not contain the NUL character",
+          ],
+        ],
         [{ company_name: "x".repeat(256) }, ["company_name must be at most 255 characters"]],
         [
           {
