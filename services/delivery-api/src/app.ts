@@ -15,6 +15,7 @@ import { opsRoutes } from "./ops/ops.routes.ts";
 import { opsAuthHook } from "./ops/ops-auth.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
+import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
   const { config } = deps;
@@ -44,6 +45,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       client.addHook("onRequest", clientAuthHook(db));
       await client.register(packageTypesRoutes, { db });
       await client.register(deliveries.clientRoutes);
+      await client.register(webhooksRoutes, { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE });
       client.setNotFoundHandler((request, reply) => {
         reply.code(404).send({ errors: [`route ${request.method} ${request.url.split("?")[0]} not found`] });
       });

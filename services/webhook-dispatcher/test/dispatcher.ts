@@ -59,12 +59,14 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** Share another dispatcher's database and namespace (a replica, or a restart). */
   shareWith?: { databaseUrl: string; namespace: string };
+  /** Work on this NATS namespace (another service's, under test beside it) with a database of its own. */
+  namespace?: string;
 }
 
 export async function startTestDispatcher(options: StartOptions = {}): Promise<TestDispatcher> {
   const owned: TestDatabase | undefined = options.shareWith ? undefined : await createTestDatabase("webhooks");
   const databaseUrl = options.shareWith?.databaseUrl ?? (owned as TestDatabase).url;
-  const namespace = options.shareWith?.namespace ?? randomNamespace();
+  const namespace = options.shareWith?.namespace ?? options.namespace ?? randomNamespace();
   const config = loadConfig(configSchema, {
     prefix: CONFIG_PREFIX,
     env: {
