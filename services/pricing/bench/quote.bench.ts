@@ -1,7 +1,7 @@
 /**
  * Quote throughput and latency over real NATS, beside a bare request/reply echo measured in
- * the same run as the ceiling. One pricing replica (in this process, with its own connection)
- * and one echo responder (same); the client is a third connection.
+ * the same run as the ceiling. One pricing replica and one echo responder, each in its own
+ * process (bench/responders.ts); this process is the load generator.
  *
  *   1. closed loop: CONCURRENCY requests in flight for CLOSED_LOOP_MS, echo then quote → req/s;
  *   2. open loop at a fixed RATE per second: echo for ECHO_FIXED_MS, quote for QUOTE_FIXED_MS → p50/p99/max.
@@ -9,10 +9,11 @@
  * Targets (issue 4): quote rate ≥ 0.5 × echo rate, quote p99 ≤ 5 ms at 1,000/s.
  * The last line is `ratio: <quote/echo>` with 2 decimals.
  */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { setTimeout as sleep } from "node:timers/promises";
+import { fileURLToPath } from "node:url";
 import { formatTimestamp, type QuoteReply } from "@dos/contracts";
-import { connectNats, createLogger } from "@dos/service-kit";
-import { testInfra } from "@dos/service-kit/testing";
 import { createPricingHarness } from "../test/pricing-harness.ts";
 
 const CONCURRENCY = 32;
@@ -25,15 +26,29 @@ const ACCOUNTS = 20;
 const HOUR = 3_600_000;
 
 const harness = await createPricingHarness("pricing_bench");
-await harness.startReplica();
 const nc = harness.client.nc;
 const { quoteSubject } = harness.names.services.pricing;
-
 // A bench-only subject under the run's random namespace: no service uses it, no contract names it.
 const echoSubject = `${harness.namespace}.bench.echo`;
-const echo = await connectNats(testInfra().natsUrl, "pricing-bench-echo", createLogger("bench", "silent"));
-echo.nc.subscribe(echoSubject, { callback: (_error, msg) => void msg.respond(msg.data) });
-await echo.nc.flush();
+
+/** Starts bench/responders.ts in its own process and waits until it answers. */
+async function spawnResponder(...args: string[]): Promise<ChildProcess> {
+  const child = spawn(process.execPath, [fileURLToPath(new URL("./responders.ts", import.meta.url)), ...args], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const [line] = await Promise.race([
+    once(child.stdout as NodeJS.ReadableStream, "data"),
+    once(child, "exit").then(() => {
+      throw new Error(`responder ${args[0]} exited before it was ready`);
+    }),
+  ]);
+  if (!String(line).startsWith("ready")) throw new Error(`responder ${args[0]} said ${String(line)}`);
+  return child;
+}
+const responders = [
+  await spawnResponder("pricing", harness.namespace, harness.databaseUrl),
+  await spawnResponder("echo", harness.namespace, echoSubject),
+];
 
 for (let account = 1; account <= ACCOUNTS; account++) {
   await nc.request(
@@ -136,6 +151,9 @@ console.log(
 const ratio = quoteRate / echoRate;
 const met = ratio >= 0.5 && quoteFixed.p99 <= 5;
 console.log(`target (ratio >= 0.50, quote p99 <= 5 ms): ${met ? "met" : "NOT met"}`);
-await echo.drain();
+for (const child of responders) {
+  child.kill("SIGTERM");
+  await once(child, "exit");
+}
 await harness.close();
 console.log(`ratio: ${ratio.toFixed(2)}`);

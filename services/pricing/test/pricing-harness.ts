@@ -10,6 +10,7 @@ import {
   createDatabase,
   createLifecycle,
   createLogger,
+  type Logger,
   loadConfig,
   migrate,
   type NatsHandle,
@@ -27,6 +28,7 @@ export interface Replica {
 
 export interface PricingHarness {
   namespace: string;
+  databaseUrl: string;
   names: NatsNames;
   /** A client connection, as delivery-api or the operator CLI would have. */
   client: NatsHandle;
@@ -34,44 +36,58 @@ export interface PricingHarness {
   close(): Promise<void>;
 }
 
+/** Builds and starts one replica on an existing database and namespace, as main.ts would (minus listen). */
+export async function startPricingReplica(options: {
+  databaseUrl: string;
+  namespace: string;
+  name: string;
+  logger: Logger;
+  env?: Record<string, string>;
+}): Promise<Replica> {
+  const { databaseUrl, namespace, logger } = options;
+  const natsUrl = testInfra().natsUrl;
+  const config = loadConfig(configSchema, {
+    prefix: CONFIG_PREFIX,
+    env: { DATABASE_URL: databaseUrl, NATS_URL: natsUrl, NATS_NAMESPACE: namespace, ...options.env },
+  });
+  const lifecycle = createLifecycle(logger);
+  const db = createDatabase({ url: databaseUrl, schema: SCHEMA, applicationName: options.name, poolSize: 4 });
+  const nats = await connectNats(natsUrl, options.name, logger);
+  const built = await buildApp({ config, logger, lifecycle, database: db, nats });
+  await built.start?.();
+  let stopped = false;
+  return {
+    built,
+    nats,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await built.app.close();
+      await built.stop?.();
+      await nats.drain();
+      await db.close();
+    },
+  };
+}
+
 export async function createPricingHarness(label: string): Promise<PricingHarness> {
   const database = await createTestDatabase(label);
   const namespace = randomNamespace();
-  const infra = testInfra();
   const logger = createLogger("pricing-test", process.env.LOG_LEVEL ?? "silent");
   const migrator = createDatabase({ url: database.url, schema: SCHEMA, applicationName: "pricing-test", poolSize: 1 });
   await migrate(migrator.db, { schema: SCHEMA, migrations });
   await migrator.close();
-  const client = await connectNats(infra.natsUrl, "pricing-test-client", logger);
+  const client = await connectNats(testInfra().natsUrl, "pricing-test-client", logger);
   const replicas: Replica[] = [];
 
   return {
     namespace,
+    databaseUrl: database.url,
     names: natsNames(namespace),
     client,
     async startReplica(env = {}) {
-      const config = loadConfig(configSchema, {
-        prefix: CONFIG_PREFIX,
-        env: { DATABASE_URL: database.url, NATS_URL: infra.natsUrl, NATS_NAMESPACE: namespace, ...env },
-      });
-      const lifecycle = createLifecycle(logger);
-      const db = createDatabase({ url: database.url, schema: SCHEMA, applicationName: "pricing", poolSize: 4 });
-      const nats = await connectNats(infra.natsUrl, `pricing-${replicas.length + 1}`, logger);
-      const built = await buildApp({ config, logger, lifecycle, database: db, nats });
-      await built.start?.();
-      let stopped = false;
-      const replica: Replica = {
-        built,
-        nats,
-        async stop() {
-          if (stopped) return;
-          stopped = true;
-          await built.app.close();
-          await built.stop?.();
-          await nats.drain();
-          await db.close();
-        },
-      };
+      const name = `pricing-${replicas.length + 1}`;
+      const replica = await startPricingReplica({ databaseUrl: database.url, namespace, name, logger, env });
       replicas.push(replica);
       return replica;
     },
