@@ -480,6 +480,9 @@ describe("refused creates", () => {
 
   test("blank texts, unknown fields and wrong types", async () => {
     await expect422(dropoffWith({ recipient_name: "   " }), ["dropoff.place.recipient_name must not be blank"]);
+    await expect422(dropoffWith({ recipient_name: "Jeanne\u0000" }), [
+      "dropoff.place.recipient_name must not contain the NUL character",
+    ]);
     await expect422(dropoffWith({ floor: 3 }), ["dropoff.place.floor is not a known field"]);
     await expect422(outboundBody(bed.account, { status: "delivered" }), ["status is not a known field"]);
     await expect422(outboundBody(bed.account, { dropoff: "tomorrow" }), [

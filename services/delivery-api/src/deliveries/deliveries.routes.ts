@@ -20,6 +20,7 @@ import type { DeliveriesService } from "./deliveries.service.ts";
 import { DeliveryIdParams, deliveryIdOf } from "./delivery-id.ts";
 import { paginationHeaders } from "./pagination.ts";
 import type { RedeliveryService } from "./redelivery.service.ts";
+import { rejectNulCharacters } from "./text-guard.ts";
 
 export interface DeliveriesRoutesOptions {
   deliveries: DeliveriesService;
@@ -47,6 +48,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
   const { deliveries, redeliveries } = options;
   // Fastify parses text/plain by default; the client API takes JSON only (415 otherwise).
   app.removeContentTypeParser("text/plain");
+  app.addHook("preValidation", rejectNulCharacters);
 
   app.get(
     "/deliveries",

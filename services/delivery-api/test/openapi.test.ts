@@ -1,0 +1,71 @@
+/**
+ * The OpenAPI 3.1 document and the docs page: public, generated from the contracts schemas,
+ * covering every client operation and nothing of the operator API; the page serves its own
+ * assets (no CDN).
+ */
+import assert from "node:assert/strict";
+import { after, before, test } from "node:test";
+import { startTestApi, type TestApi } from "./fixtures.ts";
+
+let api: TestApi;
+before(async () => {
+  api = await startTestApi();
+});
+after(async () => api.close());
+
+test("/api/v2/openapi.json: public OpenAPI 3.1 with every client operation", async () => {
+  const response = await api.app.inject({ method: "GET", url: "/api/v2/openapi.json" });
+  assert.equal(response.statusCode, 200);
+  const doc = response.json();
+  assert.equal(doc.openapi, "3.1.0");
+  const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, methods]) =>
+    Object.keys(methods).map((method) => `${method.toUpperCase()} ${path}`),
+  );
+  for (const operation of [
+    "GET /api/v2/package_types",
+    "GET /api/v2/deliveries",
+    "POST /api/v2/deliveries",
+    "POST /api/v2/deliveries/quote",
+    "GET /api/v2/deliveries/latest",
+    "GET /api/v2/deliveries/{delivery_id}",
+    "PATCH /api/v2/deliveries/{delivery_id}",
+    "PUT /api/v2/deliveries/{delivery_id}",
+    "PATCH /api/v2/deliveries/{delivery_id}/cancel",
+    "POST /api/v2/deliveries/{delivery_id}/redelivery",
+  ]) {
+    assert.ok(operations.includes(operation), `${operation} missing from ${operations.join(", ")}`);
+  }
+  assert.ok(
+    !operations.some((o) => o.includes("/ops/") || o.includes("/livez") || o.includes("/docs")),
+    operations.join(", "),
+  );
+  assert.deepEqual(doc.security, [{ userEmail: [], userToken: [] }]);
+  assert.equal(doc.components.securitySchemes.userToken.name, "X-User-Token");
+
+  const create = doc.paths["/api/v2/deliveries"].post;
+  assert.equal(create.requestBody.content["application/json"].schema.title, "DeliveryCreateInput");
+  assert.equal(create.responses["201"].content["application/json"].schema.title, "Delivery");
+  assert.ok(create.responses["422"], "the error answers are documented");
+  assert.ok(
+    create.parameters.some((p: { in: string; name: string }) => p.in === "header" && p.name === "idempotency-key"),
+  );
+  const get = doc.paths["/api/v2/deliveries/{delivery_id}"].get;
+  assert.deepEqual(
+    get.parameters.map((p: { in: string; name: string; schema: { type: string } }) => [p.in, p.name, p.schema.type]),
+    [["path", "delivery_id", "integer"]],
+  );
+});
+
+test("/api/v2/docs: a self-contained page, no credentials needed", async () => {
+  const page = await api.app.inject({ method: "GET", url: "/api/v2/docs/" });
+  assert.equal(page.statusCode, 200);
+  assert.match(page.headers["content-type"] as string, /text\/html/);
+  const sources = [...page.body.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] ?? "");
+  assert.ok(sources.length > 0);
+  for (const source of sources) assert.ok(!/^(https?:)?\/\//.test(source), `external asset ${source}`);
+  const bundle = await api.app.inject({ method: "GET", url: "/api/v2/docs/static/swagger-ui-bundle.js" });
+  assert.equal(bundle.statusCode, 200);
+  assert.ok(bundle.body.length > 100_000);
+  const spec = await api.app.inject({ method: "GET", url: "/api/v2/docs/json" });
+  assert.equal(spec.json().openapi, "3.1.0");
+});
