@@ -6,7 +6,8 @@
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { type FlagSpec, type ParsedArgs, parseArgs, UsageError } from "./cli-args.ts";
-import { COMMANDS, type CommandSpec, type Method, RAW_REQUEST_FLAGS, rawRequest } from "./ops-commands.ts";
+import { RAW_REQUEST_FLAGS, rawRequest } from "./ops-bodies.ts";
+import { COMMANDS, type CommandSpec, type Method } from "./ops-commands.ts";
 
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const;
 const REQUEST_TIMEOUT_MS = 15_000;
