@@ -30,6 +30,15 @@ const env: Record<string, string> = {
 step("migrating");
 await migrateAll(env).catch((error: Error) => fail(error.message));
 
+step("seeding the demo accounts");
+const seed = spawnSync(process.execPath, [path.join(root, "services/delivery-api/dist/src/seed/seed-command.js")], {
+  env: { ...process.env, ...env },
+  encoding: "utf8",
+  stdio: ["ignore", "pipe", "inherit"],
+});
+if (seed.status !== 0) fail("the demo seed failed (its error is above)");
+const seeded = JSON.parse(seed.stdout) as { accounts: unknown[] };
+
 step("starting services (logs in var/log/)");
 const system = await startSystem({ env, basePort, logDir: path.join(varDir, "log") }).catch((error: Error) =>
   fail(`${error.message}; see var/log/`),
@@ -39,6 +48,7 @@ const demo = {
   api_url: system.url("delivery-api"),
   geo_url: system.url("geo-ingest"),
   ops_token: opsToken,
+  accounts: seeded.accounts,
 };
 writeFileSync(path.join(varDir, "demo.json"), `${JSON.stringify(demo, null, 2)}\n`);
 

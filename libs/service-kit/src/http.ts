@@ -18,6 +18,7 @@ import { HttpError, validationMessages } from "./errors.ts";
 import { type HealthChecks, registerHealthRoutes } from "./health.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
+import { refuseNulCharacters } from "./nul-guard.ts";
 
 export interface HttpAppOptions {
   service: string;
@@ -75,6 +76,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.addHook("onRequest", async (request, reply) => {
     reply.header("x-request-id", request.id);
   });
+  app.addHook("preValidation", refuseNulCharacters);
 
   app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, bodyLimit));
   app.setNotFoundHandler((request, reply) => {

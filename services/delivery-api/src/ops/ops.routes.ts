@@ -9,7 +9,6 @@ import { packageTypesOpsRoutes } from "../package-types/package-types.ops-routes
 import { placesOpsRoutes } from "../places/places.ops-routes.ts";
 import { tariffsOpsRoutes } from "../tariffs/tariffs.ops-routes.ts";
 import { zonesOpsRoutes } from "../zones/zones.ops-routes.ts";
-import { refuseNulCharacters } from "./ops-input.ts";
 
 export interface OpsRoutesOptions {
   db: Kysely<DB>;
@@ -19,7 +18,6 @@ export interface OpsRoutesOptions {
 
 export async function opsRoutes(ops: FastifyInstance, options: OpsRoutesOptions) {
   const { db } = options;
-  ops.addHook("preValidation", refuseNulCharacters);
   await ops.register(accountsOpsRoutes, { db });
   await ops.register(placesOpsRoutes, { db });
   await ops.register(packageTypesOpsRoutes, { db });

@@ -1,0 +1,103 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { Type } from "@sinclair/typebox";
+import { unprocessable } from "./errors.ts";
+import { createHttpApp } from "./http.ts";
+import { createLifecycle } from "./lifecycle.ts";
+import { createLogger } from "./logger.ts";
+
+describe("the HTTP factory answers every bad request in the error shape", () => {
+  const logger = createLogger("http-test", "silent");
+  const { app } = createHttpApp({
+    service: "http-test",
+    logger,
+    lifecycle: createLifecycle(logger),
+    checks: {},
+    bodyLimit: 1024,
+  });
+  const body = Type.Object(
+    { name: Type.String({ minLength: 1 }), count: Type.Integer({ minimum: 1 }) },
+    { additionalProperties: false },
+  );
+  app.post("/things", { schema: { body } }, async (request) => ({ received: request.body }));
+  app.patch("/things/:id/cancel", async (request) => ({ body: request.body ?? null }));
+  app.post("/explode", async () => {
+    throw new Error("secret internals at /srv/app.ts:42");
+  });
+  app.post("/refuse", async () => {
+    throw unprocessable("packages contains an unknown package type");
+  });
+  before(async () => app.ready());
+  after(async () => app.close());
+
+  const post = (url: string, payload: string, contentType = "application/json") =>
+    app.inject({ method: "POST", url, payload, headers: { "content-type": contentType } });
+
+  test("malformed JSON → 400", async () => {
+    const response = await post("/things", '{"name": "a",');
+    assert.equal(response.statusCode, 400);
+    assert.deepEqual(response.json(), { errors: ["body is not valid JSON"] });
+  });
+
+  test("a schema violation → 422 naming each field", async () => {
+    const response = await post("/things", JSON.stringify({ name: "", count: "3", extra: 1 }));
+    assert.equal(response.statusCode, 422);
+    assert.deepEqual(response.json().errors.sort(), [
+      "count must be an integer",
+      "extra is not a known field",
+      "name must not be blank",
+    ]);
+  });
+
+  test("a body over the limit → 413", async () => {
+    const response = await post("/things", JSON.stringify({ name: "x".repeat(2000), count: 1 }));
+    assert.equal(response.statusCode, 413);
+    assert.deepEqual(response.json(), { errors: ["body must be at most 1024 bytes"] });
+  });
+
+  test("another content type → 415", async () => {
+    const response = await post("/things", "name=a", "application/x-www-form-urlencoded");
+    assert.equal(response.statusCode, 415);
+    assert.deepEqual(response.json(), { errors: ["Content-Type must be application/json"] });
+  });
+
+  test("a NUL character in any string → 422 naming the field", async () => {
+    const response = await post("/things", JSON.stringify({ name: "a\u0000b", count: 1 }));
+    assert.equal(response.statusCode, 422);
+    assert.deepEqual(response.json(), { errors: ["name must not contain the NUL character"] });
+  });
+
+  test("a prototype-poisoning body is refused", async () => {
+    const response = await post("/things", '{"name":"a","count":1,"__proto__":{"admin":true}}');
+    assert.equal(response.statusCode, 400);
+  });
+
+  test("an empty JSON body on PATCH is no body, not an error", async () => {
+    const response = await app.inject({
+      method: "PATCH",
+      url: "/things/1/cancel",
+      headers: { "content-type": "application/json" },
+    });
+    assert.equal(response.statusCode, 200);
+    assert.deepEqual(response.json(), { body: null });
+  });
+
+  test("a domain error keeps its status and messages", async () => {
+    const response = await post("/refuse", "{}");
+    assert.equal(response.statusCode, 422);
+    assert.deepEqual(response.json(), { errors: ["packages contains an unknown package type"] });
+  });
+
+  test("an unexpected error → 500 without internals, with the request id", async () => {
+    const response = await app.inject({ method: "POST", url: "/explode", headers: { "x-request-id": "req-123" } });
+    assert.equal(response.statusCode, 500);
+    assert.equal(response.headers["x-request-id"], "req-123");
+    assert.deepEqual(response.json(), { errors: ["internal error; the request id is in the x-request-id header"] });
+  });
+
+  test("an unknown route → 404 in the error shape", async () => {
+    const response = await app.inject({ method: "GET", url: "/nowhere?x=1" });
+    assert.equal(response.statusCode, 404);
+    assert.deepEqual(response.json(), { errors: ["route GET /nowhere not found"] });
+  });
+});
