@@ -6,7 +6,6 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import net from "node:net";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -15,21 +14,11 @@ import { connectNats, createDatabase, createLogger, type NatsHandle } from "@dos
 import { randomNamespace, type TestDatabase, testInfra, waitFor } from "@dos/service-kit/testing";
 import { Kvm } from "@nats-io/kv";
 import { SCHEMA } from "../migrations/index.ts";
-import { fleetEntry, migratedDatabase } from "./harness.ts";
+import { fleetEntry, freePort, migratedDatabase } from "./harness.ts";
 
 const serviceDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const VEHICLES = 200;
 const WORKERS = 32;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  server.listen(0, "127.0.0.1");
-  await once(server, "listening");
-  const { port } = server.address() as net.AddressInfo;
-  server.close();
-  await once(server, "close");
-  return port;
-}
 
 describe("SIGKILL under load", () => {
   let testDatabase: TestDatabase;

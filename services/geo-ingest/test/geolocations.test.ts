@@ -152,10 +152,10 @@ describe("geolocation creation", () => {
   });
 
   test("the vehicle External ID may hold characters NATS keys do not allow", async () => {
-    await h.putVehicle({ vehicle_external_id: "van 9/été", active_round_id: 507 });
-    const response = await postPosition(h, "van 9/été", { latitude: 1, longitude: 1, provider: "acme-trackers" });
+    await h.putVehicle({ vehicle_external_id: 'van 9/"été"\\x', active_round_id: 507 });
+    const response = await postPosition(h, 'van 9/"été"\\x', { latitude: 1, longitude: 1, provider: "acme-trackers" });
     assert.equal(response.statusCode, 200);
-    assert.equal((await h.positions("van 9/été")).length, 1);
+    assert.equal((await h.positions('van 9/"été"\\x')).length, 1);
   });
 
   test("a round's stored track is served to operators with the bearer token", async () => {

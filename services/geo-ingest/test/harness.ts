@@ -3,6 +3,8 @@
  * its own NATS namespace, and the FLEET bucket that tests write directly until delivery-api's
  * dispatch feature writes it.
  */
+import { once } from "node:events";
+import net from "node:net";
 import { ensureTopology, type FleetEntry, fleetKey, natsNames } from "@dos/contracts";
 import {
   connectNats,
@@ -129,6 +131,17 @@ export async function startHarness(label: string, env: Record<string, string> = 
       await testDatabase.drop();
     },
   };
+}
+
+/** A loopback port nobody listens on, for a service started as its own process. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  server.listen(0, "127.0.0.1");
+  await once(server, "listening");
+  const { port } = server.address() as net.AddressInfo;
+  server.close();
+  await once(server, "close");
+  return port;
 }
 
 /** Posts a position the way a tracker does. */

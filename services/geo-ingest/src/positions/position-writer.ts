@@ -50,7 +50,7 @@ export function createPositionWriter(
   let inFlight = 0;
   let inFlightRows = 0;
   let due = false;
-  let timer: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   let idle: Array<() => void> = [];
 
   const flush = async (batch: Pending[]) => {
@@ -94,12 +94,20 @@ export function createPositionWriter(
     }
   };
 
+  const fire = () => {
+    timer = undefined;
+    due = true;
+    pump();
+  };
+  // A delay of 0 gathers what arrives in the same turn of the event loop; under load, rows
+  // also gather while every write slot is busy, so batches grow without adding latency.
   const arm = () => {
-    timer = setTimeout(() => {
-      timer = undefined;
-      due = true;
-      pump();
-    }, options.maxDelayMs);
+    timer = options.maxDelayMs === 0 ? setImmediate(fire) : setTimeout(fire, options.maxDelayMs);
+  };
+  const disarm = () => {
+    if (options.maxDelayMs === 0) clearImmediate(timer as NodeJS.Immediate);
+    else clearTimeout(timer as NodeJS.Timeout);
+    timer = undefined;
   };
 
   return {
@@ -117,8 +125,7 @@ export function createPositionWriter(
       return pending.length + inFlightRows >= options.queueLimit;
     },
     drain() {
-      if (timer) clearTimeout(timer);
-      timer = undefined;
+      disarm();
       due = true;
       return new Promise<void>((resolve) => {
         idle.push(resolve);

@@ -4,45 +4,51 @@ import type { Kysely } from "kysely";
 import type { DB, PositionRow } from "./positions.table.ts";
 
 // One statement whatever the batch size: eight arrays, so the plan is prepared once and reused.
+// Times travel as epoch milliseconds: exact, and cheaper to format than ISO text.
 const INSERT_BATCH = {
   name: "geo_insert_positions",
   text: `
     insert into vehicle_positions
       (vehicle_external_id, recorded_at, received_at, round_id, provider, tracker_id, latitude, longitude)
-    select * from unnest(
-      $1::text[], $2::timestamptz[], $3::timestamptz[], $4::bigint[], $5::text[], $6::bigint[],
-      $7::float8[], $8::float8[]
-    )
+    select v, to_timestamp(r / 1000.0), to_timestamp(rc / 1000.0), rd, p, t, lat, lon
+    from unnest(
+      $1::text[], $2::float8[], $3::float8[], $4::bigint[], $5::text[], $6::bigint[], $7::float8[], $8::float8[]
+    ) as batch (v, r, rc, rd, p, t, lat, lon)
     on conflict do nothing`,
 };
 
+/** An element of a PostgreSQL array literal: always quoted, so no text is read as NULL. */
+const quoted = (text: string) => `"${text.replace(/["\\]/g, "\\$&")}"`;
+const literal = (items: Array<string | number | null>) => `{${items.join(",")}}`;
+
 /**
  * Inserts a batch in one autocommit statement (committed, hence durable, when it returns);
- * duplicates of stored positions are skipped. Returns how many rows were new.
+ * duplicates of stored positions are skipped. Returns how many rows were new. The arrays are
+ * written as literals here: it costs a fraction of pg's generic array serialisation.
  */
 export async function insertPositions(pool: Database<unknown>["pool"], rows: PositionRow[]): Promise<number> {
-  const columns: unknown[][] = [[], [], [], [], [], [], [], []];
-  const [vehicles, recorded, received, rounds, providers, trackers, latitudes, longitudes] = columns as [
-    string[],
-    string[],
-    string[],
-    number[],
-    string[],
-    Array<number | null>,
-    number[],
-    number[],
-  ];
-  for (const row of rows) {
-    vehicles.push(row.vehicleExternalId);
-    recorded.push(new Date(row.recordedMs).toISOString());
-    received.push(new Date(row.receivedMs).toISOString());
-    rounds.push(row.roundId);
-    providers.push(row.provider);
-    trackers.push(row.trackerId);
-    latitudes.push(row.latitude);
-    longitudes.push(row.longitude);
+  const n = rows.length;
+  const vehicles = new Array<string>(n);
+  const recorded = new Array<number>(n);
+  const received = new Array<number>(n);
+  const rounds = new Array<number>(n);
+  const providers = new Array<string>(n);
+  const trackers = new Array<number | string>(n);
+  const latitudes = new Array<number>(n);
+  const longitudes = new Array<number>(n);
+  for (let i = 0; i < n; i++) {
+    const row = rows[i] as PositionRow;
+    vehicles[i] = quoted(row.vehicleExternalId);
+    recorded[i] = row.recordedMs;
+    received[i] = row.receivedMs;
+    rounds[i] = row.roundId;
+    providers[i] = quoted(row.provider);
+    trackers[i] = row.trackerId ?? "NULL";
+    latitudes[i] = row.latitude;
+    longitudes[i] = row.longitude;
   }
-  const result = await pool.query({ ...INSERT_BATCH, values: columns });
+  const values = [vehicles, recorded, received, rounds, providers, trackers, latitudes, longitudes].map(literal);
+  const result = await pool.query({ ...INSERT_BATCH, values });
   return result.rowCount ?? 0;
 }
 
