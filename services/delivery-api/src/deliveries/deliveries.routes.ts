@@ -20,7 +20,6 @@ import type { DeliveriesService } from "./deliveries.service.ts";
 import { DeliveryIdParams, deliveryIdOf } from "./delivery-id.ts";
 import { paginationHeaders } from "./pagination.ts";
 import type { RedeliveryService } from "./redelivery.service.ts";
-import { rejectNulCharacters } from "./text-guard.ts";
 
 export interface DeliveriesRoutesOptions {
   deliveries: DeliveriesService;
@@ -48,7 +47,6 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
   const { deliveries, redeliveries } = options;
   // Fastify parses text/plain by default; the client API takes JSON only (415 otherwise).
   app.removeContentTypeParser("text/plain");
-  app.addHook("preValidation", rejectNulCharacters);
 
   app.get(
     "/deliveries",
