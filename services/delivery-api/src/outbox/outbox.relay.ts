@@ -67,7 +67,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       let failure: unknown;
       for (const row of rows) {
         try {
-          await js.publish(row.subject, JSON.stringify(row.payload), { msgID: row.id });
+          await js.publish(row.subject, row.payload, { msgID: row.id });
           published.push(row.id);
         } catch (error) {
           // Stop at the first failure: publishing later events first would break their order.

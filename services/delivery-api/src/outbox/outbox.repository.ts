@@ -60,14 +60,15 @@ export async function appendDeliveryEvent(db: Db, names: NatsNames, event: NewDe
 export interface OutboxRow {
   id: string;
   subject: string;
-  payload: DeliveryEvent;
+  /** The event as JSON text, published as it is (no parse and re-serialisation per event). */
+  payload: string;
 }
 
 /** The oldest unpublished events, in an order that keeps each delivery's sequence. */
 export function unpublishedEvents(db: Db, limit: number): Promise<OutboxRow[]> {
   return db
     .selectFrom("outbox")
-    .select(["id", "subject", "payload"])
+    .select(["id", "subject", sql<string>`payload::text`.as("payload")])
     .where("published_at", "is", null)
     .orderBy("occurred_at")
     .orderBy("delivery_id")
