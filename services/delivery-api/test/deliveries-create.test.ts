@@ -275,6 +275,18 @@ describe("a valid create", () => {
     assert.equal(json(response).dropoff.place.recipient_phone, null);
   });
 
+  test("a postal code is trimmed and put in capitals, as zones keep it", async () => {
+    await bed.api.db
+      .insertInto("delivery_zones")
+      .values({ account_id: bed.account.accountId, postal_code: "SW1A 1AA", latitude: 51.5, longitude: -0.14 })
+      .execute();
+    const response = await create(
+      outboundBody(bed.account, { dropoff: { ...slot(), place: place(bed.account, { postal_code: " sw1a 1aa " }) } }),
+    );
+    assert.equal(response.statusCode, 201, response.body);
+    assert.equal(json(response).dropoff.place.postal_code, "SW1A 1AA");
+  });
+
   test("a null price (account without tariff) is stored as null", async () => {
     bed.pricing.mode = "null";
     try {

@@ -18,7 +18,7 @@ import { addressHasExtras } from "./address-rule.ts";
 import { ruleMessages as m } from "./deliveries.errors.ts";
 import type { TaskKind } from "./deliveries.table.ts";
 import { CUSTOM_PACKAGE_TYPE, type DeliveryDraft, type PackageDraft, type PlaceData } from "./delivery-draft.ts";
-import type { RuleContext } from "./rule-context.ts";
+import { normalizePostalCode, type RuleContext } from "./rule-context.ts";
 import { computedSlot, otherKind, type Slot } from "./slots.ts";
 
 const KINDS: TaskKind[] = ["pickup", "dropoff"];
@@ -217,7 +217,8 @@ function checkPlace(
   for (const field of REQUIRED_TEXT) {
     const value = given[field];
     if (value === undefined) continue;
-    place[field] = value.trim();
+    // Postal codes are kept as zones keep them: trimmed, in capitals.
+    place[field] = field === "postal_code" ? normalizePostalCode(value) : value.trim();
     if (place[field] === "") errors.push(m.blank(`${label}.${field}`));
   }
   for (const field of OPTIONAL_TEXT) {

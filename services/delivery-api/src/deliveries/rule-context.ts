@@ -42,7 +42,8 @@ export function referencesOf(body: AnyDeliveryBody, options: { packages: boolean
   const refs: BodyReferences = { savedAddressIds: [], packageTypeIds: [], postalCodes: [] };
   for (const task of [body.pickup, body.dropoff]) {
     if (typeof task === "number") refs.savedAddressIds.push(task);
-    else if (typeof task?.place?.postal_code === "string") refs.postalCodes.push(task.place.postal_code.trim());
+    else if (typeof task?.place?.postal_code === "string")
+      refs.postalCodes.push(normalizePostalCode(task.place.postal_code));
   }
   if (options.packages && Array.isArray(body.packages)) {
     for (const item of body.packages as Array<{ package_type_id?: number }>) {
@@ -50,4 +51,9 @@ export function referencesOf(body: AnyDeliveryBody, options: { packages: boolean
     }
   }
   return refs;
+}
+
+/** A postal code as zones store it: trimmed, in capitals. */
+export function normalizePostalCode(text: string): string {
+  return text.trim().toUpperCase();
 }
