@@ -10,7 +10,8 @@ import type { TariffCache } from "../tariffs/tariff-cache.ts";
 import { type PricedDelivery, quoteDelivery, type TariffVersion } from "./price-rules.ts";
 import { readQuoteRequest } from "./quote-input.ts";
 
-export type QuoteOutcome = "priced" | "no_tariff" | "invalid" | "failed";
+const QUOTE_OUTCOMES = ["priced", "no_tariff", "invalid", "failed"] as const;
+export type QuoteOutcome = (typeof QUOTE_OUTCOMES)[number];
 
 export function createQuoteHandler(deps: { cache: TariffCache; metrics: AppMetrics }) {
   const duration = deps.metrics.histogram(
@@ -20,9 +21,13 @@ export function createQuoteHandler(deps: { cache: TariffCache; metrics: AppMetri
     [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5],
   );
   const quotes = deps.metrics.counter("pricing_quotes_total", "Quotes answered, by outcome.", ["outcome"]);
+  // Children bound once per outcome: the hot path skips hashing a label set per quote.
+  const byOutcome = Object.fromEntries(
+    QUOTE_OUTCOMES.map((outcome) => [outcome, { count: quotes.labels(outcome), time: duration.labels(outcome) }]),
+  ) as Record<QuoteOutcome, { count: ReturnType<typeof quotes.labels>; time: ReturnType<typeof duration.labels> }>;
   const done = (startedAt: bigint, outcome: QuoteOutcome) => {
-    quotes.inc({ outcome });
-    duration.observe({ outcome }, Number(process.hrtime.bigint() - startedAt) / 1e9);
+    byOutcome[outcome].count.inc();
+    byOutcome[outcome].time.observe(Number(process.hrtime.bigint() - startedAt) / 1e9);
   };
   const price = (versions: TariffVersion[], delivery: PricedDelivery, startedAt: bigint): QuoteReply => {
     const reply = quoteDelivery(versions, delivery);
