@@ -29,6 +29,9 @@ export interface LoadResult {
   p99Ms: number;
   /** Every 200 answered, warm-up included: each of these positions must be in the table. */
   okTotal: number;
+  /** Every answer, warm-up included, and the generator's own CPU time over the whole run. */
+  answeredTotal: number;
+  cpuMs: number;
   socketErrors: number;
 }
 
@@ -40,6 +43,8 @@ async function run(options: LoadOptions): Promise<LoadResult> {
   const statuses: Record<string, number> = {};
   let sequence = 0;
   let okTotal = 0;
+  let answeredTotal = 0;
+  const cpuStart = process.cpuUsage();
   let socketErrors = 0;
   let measuring = false;
   let stopping = false;
@@ -88,6 +93,7 @@ async function run(options: LoadOptions): Promise<LoadResult> {
           if (buffer.length < headerEnd + 4 + length) return;
           buffer = buffer.subarray(headerEnd + 4 + length);
           const status = head.slice(9, 12);
+          answeredTotal++;
           if (status === "200") okTotal++;
           if (measuring) {
             statuses[status] = (statuses[status] ?? 0) + 1;
@@ -132,9 +138,13 @@ async function run(options: LoadOptions): Promise<LoadResult> {
     p50Ms: percentile(0.5),
     p99Ms: percentile(0.99),
     okTotal,
+    answeredTotal,
+    cpuMs: cpuMs(process.cpuUsage(cpuStart)),
     socketErrors,
   };
 }
+
+const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 
 if (process.argv[2]) {
   const result = await run(JSON.parse(process.argv[2]) as LoadOptions);

@@ -34,10 +34,11 @@ export const configSchema = Type.Object({
     description: "Largest group-commit batch: a batch is written as soon as it holds this many positions.",
   }),
   GEO_BATCH_MAX_DELAY_MS: Type.Integer({
-    default: 4,
+    default: 0,
     minimum: 0,
     maximum: 1000,
-    description: "Longest wait of a position for its batch to fill before it is written anyway.",
+    description:
+      "Wait for a batch to fill before writing it; 0 writes as soon as a write slot is free (rows gather while slots are busy).",
   }),
   GEO_WRITE_CONCURRENCY: Type.Integer({
     default: 2,

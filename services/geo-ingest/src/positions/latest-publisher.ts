@@ -13,6 +13,8 @@ import type { Logger } from "pino";
 import type { VehicleState } from "../fleet/fleet.cache.ts";
 import type { PositionRow } from "./positions.table.ts";
 
+const SLICE = 500;
+
 export interface LatestPublisher {
   /** Marks committed rows; the newest per vehicle (by tracker time) is published at the next tick. */
   offer(rows: PositionRow[]): void;
@@ -34,12 +36,16 @@ export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
   const names = natsNames(deps.namespace);
   let marked = new Map<string, PositionRow>();
   let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
 
-  const publishMarked = () => {
+  const publishMarked = async () => {
     const batch = marked;
     marked = new Map();
     let published = 0;
     for (const [id, row] of batch) {
+      // Tens of thousands of vehicles are published each second: in slices, so requests keep
+      // being served in between instead of waiting behind one long burst.
+      if (published > 0 && published % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
       const message: VehiclePosition = {
         vehicle_external_id: id,
         round_id: row.roundId,
@@ -62,6 +68,13 @@ export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
     deps.onTick(published);
   };
 
+  // A tick that finds the previous one still publishing leaves the marks for the next.
+  const tick = () => {
+    running ??= publishMarked().finally(() => {
+      running = undefined;
+    });
+  };
+
   return {
     offer(rows) {
       for (const row of rows) {
@@ -73,12 +86,13 @@ export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
       }
     },
     start() {
-      timer ??= setInterval(publishMarked, deps.intervalMs);
+      timer ??= setInterval(tick, deps.intervalMs);
     },
     async stop() {
       if (timer) clearInterval(timer);
       timer = undefined;
-      publishMarked();
+      await running;
+      await publishMarked();
     },
   };
 }
