@@ -61,6 +61,11 @@ describe("the HTTP factory answers every bad request in the error shape", () => 
     assert.deepEqual(response.json(), { errors: ["Content-Type must be application/json"] });
   });
 
+  test("a text/plain body → 415 too", async () => {
+    const response = await post("/things", '{"name":"a","count":1}', "text/plain");
+    assert.equal(response.statusCode, 415);
+  });
+
   test("a NUL character in any string → 422 naming the field", async () => {
     const response = await post("/things", JSON.stringify({ name: "a\u0000b", count: 1 }));
     assert.equal(response.statusCode, 422);

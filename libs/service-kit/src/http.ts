@@ -63,7 +63,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
 
   // Empty JSON bodies are common on PATCH .../cancel; treat them as no body instead of an error.
   const defaultJson = app.getDefaultJsonParser("error", "error");
-  app.removeContentTypeParser("application/json");
+  // The APIs take JSON only: any other body, text/plain included, is a 415.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "string", bodyLimit }, (request, body, done) => {
     const text = body.toString();
     if (text.trim() === "") return done(null, undefined);

@@ -45,8 +45,6 @@ function send(reply: FastifyReply, response: IdempotentResponse) {
 
 export async function deliveriesRoutes(app: FastifyInstance, options: DeliveriesRoutesOptions) {
   const { deliveries, redeliveries } = options;
-  // Fastify parses text/plain by default; the client API takes JSON only (415 otherwise).
-  app.removeContentTypeParser("text/plain");
 
   app.get(
     "/deliveries",
