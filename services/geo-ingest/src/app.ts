@@ -69,7 +69,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
       rateLimitIntervalMs: config.GEO_RATE_LIMIT_INTERVAL_MS,
     },
   );
-  registerGeolocationRoutes(app, service);
+  registerGeolocationRoutes(app, service, config.LOG_LEVEL);
   if (config.GEO_OPS_TOKEN) registerTrackRoutes(app, db, config.GEO_OPS_TOKEN);
 
   return {

@@ -16,7 +16,7 @@ import {
   migrate,
   type NatsHandle,
 } from "@dos/service-kit";
-import { createTestDatabase, randomNamespace, testInfra, waitFor } from "@dos/service-kit/testing";
+import { createTestDatabase, randomNamespace, type TcpProxy, testInfra, waitFor } from "@dos/service-kit/testing";
 import { type KV, Kvm } from "@nats-io/kv";
 import { migrations, SCHEMA } from "../migrations/index.ts";
 import { buildApp, type GeoIngest } from "../src/app.ts";
@@ -78,14 +78,25 @@ export async function migratedDatabase(label: string) {
   return testDatabase;
 }
 
-export async function startHarness(label: string, env: Record<string, string> = {}): Promise<Harness> {
+export interface HarnessOptions {
+  /** Reach PostgreSQL through this proxy, so a test can cut it. */
+  databaseProxy?: TcpProxy;
+}
+
+export async function startHarness(
+  label: string,
+  env: Record<string, string> = {},
+  options: HarnessOptions = {},
+): Promise<Harness> {
   const testDatabase = await migratedDatabase(label);
+  const serviceDatabaseUrl = new URL(testDatabase.url);
+  if (options.databaseProxy) serviceDatabaseUrl.host = `127.0.0.1:${options.databaseProxy.port}`;
   const namespace = randomNamespace();
   const { natsUrl } = testInfra();
   const config = loadConfig(configSchema, {
     prefix: CONFIG_PREFIX,
     env: {
-      DATABASE_URL: testDatabase.url,
+      DATABASE_URL: serviceDatabaseUrl.toString(),
       NATS_URL: natsUrl,
       NATS_NAMESPACE: namespace,
       LOG_LEVEL: "silent",
@@ -94,7 +105,7 @@ export async function startHarness(label: string, env: Record<string, string> = 
     },
   });
   const logger = createLogger("geo-ingest", config.LOG_LEVEL);
-  const database = createDatabase({ url: testDatabase.url, schema: SCHEMA, applicationName: "geo-ingest-test" });
+  const database = createDatabase({ url: config.DATABASE_URL, schema: SCHEMA, applicationName: "geo-ingest-test" });
   const nats = await connectNats(natsUrl, "geo-ingest-test", logger);
   await ensureTopology(nats.nc, { namespace });
   const built = await buildApp({ config, logger, lifecycle: createLifecycle(logger), database, nats });
