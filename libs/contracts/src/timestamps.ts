@@ -6,24 +6,24 @@ export const TIMESTAMP_PATTERN = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.
 
 const timestampRegex = new RegExp(TIMESTAMP_PATTERN);
 
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
 /** Parses a wire timestamp; null when the text is not one or names an impossible date. */
 export function parseTimestamp(text: string): Date | null {
   if (!timestampRegex.test(text)) return null;
-  const date = new Date(text);
-  if (Number.isNaN(date.getTime())) return null;
-  // Date rolls 2026-02-30 over to March; a real calendar date must survive the round trip.
-  const [datePart] = text.split("T");
-  const offset = /(Z|[+-]\d{2}:\d{2})$/.exec(text)?.[1] ?? "Z";
-  const local = new Date(date.getTime() + offsetMinutes(offset) * 60_000);
-  if (local.toISOString().slice(0, 10) !== datePart) return null;
-  return date;
-}
-
-function offsetMinutes(offset: string): number {
-  if (offset === "Z") return 0;
-  const sign = offset.startsWith("-") ? -1 : 1;
-  const [hours, minutes] = offset.slice(1).split(":").map(Number);
-  return sign * ((hours ?? 0) * 60 + (minutes ?? 0));
+  // Date.parse rolls 2026-02-30 over to March and T24:00 to the next day: a real calendar date
+  // and time must be checked by hand. (Read by field: this runs for every tracker position.)
+  const year = Number(text.slice(0, 4));
+  const month = Number(text.slice(5, 7));
+  const day = Number(text.slice(8, 10));
+  if (month < 1 || month > 12 || day < 1) return null;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  if (day > (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0))) return null;
+  if (Number(text.slice(11, 13)) > 23 || Number(text.slice(14, 16)) > 59 || Number(text.slice(17, 19)) > 59) {
+    return null;
+  }
+  const ms = Date.parse(text);
+  return Number.isNaN(ms) ? null : new Date(ms);
 }
 
 /** Formats an instant for output, in UTC: `2026-11-21T09:30:00.000+00:00`. */
