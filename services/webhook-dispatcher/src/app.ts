@@ -65,6 +65,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
 
   let bus: Service | undefined;
   const timers: NodeJS.Timeout[] = [];
+  let stopped = false;
 
   async function measure() {
     try {
@@ -99,6 +100,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       void measure();
     },
     async stop() {
+      if (stopped) return;
+      stopped = true;
       for (const timer of timers) clearInterval(timer);
       await bus?.stop().catch(() => {});
       await intake.stop();

@@ -18,11 +18,12 @@ import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
-import { type IntakeOptions, recordEvent } from "./intake.repository.ts";
+import { type IncomingEvent, type IntakeOptions, recordEvents } from "./intake.repository.ts";
 
 const validateEvent = compileValidator<DeliveryEvent>(DeliveryEventSchema);
 const ACK_WAIT_MS = 30_000;
 const RETRY_DELAY_MS = 1000;
+const MAX_BATCH = 500;
 
 export interface IntakeConsumer {
   start(): Promise<void>;
@@ -65,36 +66,78 @@ export function createIntakeConsumer(options: {
     if (!existing) await jsm.consumers.add(stream, config);
   }
 
-  async function handle(msg: JsMsg) {
-    let parsed: unknown;
-    try {
-      parsed = msg.json();
-    } catch {
-      parsed = undefined;
-    }
-    const checked = validateEvent(parsed);
-    if (!checked.ok) {
-      // It can never succeed; keeping it would block nothing but would be redelivered forever.
+  /** Records a batch in one transaction, then acknowledges it; a malformed event is terminated. */
+  async function handleBatch(batch: JsMsg[]) {
+    const valid: Array<{ msg: JsMsg } & IncomingEvent> = [];
+    for (const msg of batch) {
+      let parsed: unknown;
+      try {
+        parsed = msg.json();
+      } catch {
+        parsed = undefined;
+      }
+      const checked = validateEvent(parsed);
+      if (checked.ok) {
+        valid.push({ msg, event: checked.value, body: msg.string() });
+        continue;
+      }
+      // It can never succeed; keeping it would only have it redelivered forever.
       logger.error(
         { subject: msg.subject, seq: msg.seq, errors: checked.errors.slice(0, 3) },
         "malformed delivery event dropped",
       );
       metrics.eventsReceived.inc({ result: "malformed" });
       msg.term("malformed delivery event");
-      return;
     }
+    if (valid.length === 0) return;
     try {
-      const queued = await recordEvent(options.db, checked.value, msg.string(), options.intake);
-      msg.ack();
-      metrics.eventsReceived.inc({ result: "recorded" });
+      const queued = await recordEvents(options.db, valid, options.intake);
+      for (const { msg } of valid) msg.ack();
+      metrics.eventsReceived.inc({ result: "recorded" }, valid.length);
       if (queued > 0) options.onQueued();
     } catch (error) {
       // Naked in arrival order, the events come back in that order once the database answers.
-      logger.warn({ err: error, event_id: checked.value.id }, "cannot record delivery event; it will be redelivered");
-      metrics.eventsReceived.inc({ result: "failed" });
-      msg.nak(RETRY_DELAY_MS);
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      logger.warn({ err: error, events: valid.length }, "cannot record delivery events; they will be redelivered");
+      metrics.eventsReceived.inc({ result: "failed" }, valid.length);
+      for (const { msg } of valid) msg.nak(RETRY_DELAY_MS);
+      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS / 10));
     }
+  }
+
+  /**
+   * Takes messages as they arrive and records whatever has gathered while the previous batch
+   * was being written: one event alone is written at once, a burst in a few transactions.
+   */
+  async function drainInBatches(messages: ConsumerMessages) {
+    const waiting: JsMsg[] = [];
+    let signal: (() => void) | undefined;
+    let ended = false;
+    let failure: unknown;
+    const pump = (async () => {
+      try {
+        for await (const msg of messages) {
+          waiting.push(msg);
+          signal?.();
+        }
+      } catch (error) {
+        failure = error;
+      } finally {
+        ended = true;
+        signal?.();
+      }
+    })();
+    while (waiting.length > 0 || !ended) {
+      if (waiting.length === 0) {
+        await new Promise<void>((resolve) => {
+          signal = resolve;
+        });
+        signal = undefined;
+        continue;
+      }
+      await handleBatch(waiting.splice(0, MAX_BATCH));
+    }
+    await pump;
+    if (failure) throw failure;
   }
 
   async function run() {
@@ -103,14 +146,16 @@ export function createIntakeConsumer(options: {
         await ensureConsumer();
         const consumer = await jetstream(options.nc).consumers.get(stream, durable);
         current = await consumer.consume({ max_messages: 256 });
-        for await (const msg of current) {
-          await handle(msg);
-          if (!running) break;
+        // close() waits for the iteration to end; a consume stopped before it is iterated must be stopped instead.
+        if (!running) {
+          current.stop();
+          break;
         }
+        await drainInBatches(current);
       } catch (error) {
+        current?.stop();
         if (!running) break;
         logger.warn({ err: error }, "delivery event consumer failed; re-creating it");
-        await current?.close().catch(() => {});
         await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
       }
     }
@@ -125,7 +170,7 @@ export function createIntakeConsumer(options: {
     },
     async stop() {
       running = false;
-      await current?.close().catch(() => {});
+      current?.stop();
       await loop;
     },
     async lag() {

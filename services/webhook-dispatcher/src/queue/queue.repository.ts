@@ -8,12 +8,41 @@
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 
-/** Takes the advisory locks of the queues of one endpoint, in a fixed order (no deadlock). */
-export async function lockQueues(tx: Db, endpointId: string, deliveryIds: number[]): Promise<void> {
+export interface QueueRef {
+  endpoint_id: string;
+  delivery_id: number;
+}
+
+/**
+ * Takes the advisory locks of queues, always in one global order (endpoint, then delivery), so
+ * two transactions locking several queues never deadlock. Locks are re-entrant in a transaction.
+ */
+export async function lockQueuePairs(tx: Db, queues: QueueRef[]): Promise<void> {
+  const unique = [...new Map(queues.map((q) => [`${q.endpoint_id}:${q.delivery_id}`, q])).values()].sort((a, b) =>
+    a.endpoint_id < b.endpoint_id ? -1 : a.endpoint_id > b.endpoint_id ? 1 : a.delivery_id - b.delivery_id,
+  );
+  if (unique.length === 0) return;
   await sql`
-    select pg_advisory_xact_lock(hashtextextended(${endpointId}::text || ':' || d::text, 0))
-    from (select distinct unnest(${deliveryIds}::bigint[]) as d) q order by d
+    select pg_advisory_xact_lock(hashtextextended(x.e || ':' || x.d::text, 0))
+    from unnest(${unique.map((q) => q.endpoint_id)}::text[], ${unique.map((q) => q.delivery_id)}::bigint[])
+      with ordinality as x(e, d, n)
+    order by x.n
   `.execute(tx);
+}
+
+/** Takes the advisory locks of the queues of one endpoint. */
+export async function lockQueues(tx: Db, endpointId: string, deliveryIds: number[]): Promise<void> {
+  await lockQueuePairs(
+    tx,
+    deliveryIds.map((delivery_id) => ({ endpoint_id: endpointId, delivery_id })),
+  );
+}
+
+/** Settles the queues given, endpoint by endpoint. */
+export async function settleQueuePairs(tx: Db, queues: QueueRef[]): Promise<void> {
+  for (const [endpointId, list] of Map.groupBy(queues, (q) => q.endpoint_id)) {
+    await settleQueues(tx, endpointId, [...new Set(list.map((q) => q.delivery_id))]);
+  }
 }
 
 /**
@@ -60,10 +89,22 @@ export interface ClaimOptions {
   token: string;
 }
 
+/**
+ * Writes of the worker (leases, attempt records) need not wait for the WAL flush: if the
+ * database loses the last instants of them in a crash, the message is only sent again, with
+ * the same webhook-id, which receivers must accept anyway. Intake, whose commit lets the event
+ * be acknowledged to JetStream, keeps the full guarantee.
+ */
+export async function relaxDurability(tx: Db): Promise<void> {
+  await sql`set local synchronous_commit = off`.execute(tx);
+}
+
 /** Leases up to `limit` due queue heads of enabled endpoints, oldest first, fairly per endpoint. */
 export async function claimDueMessages(db: Db, options: ClaimOptions): Promise<ClaimedMessage[]> {
+  // One statement, its own transaction: the relaxed commit is set inside it (see relaxDurability).
   const { rows } = await sql<ClaimedMessage>`
-    with picked as (
+    with relaxed as (select set_config('synchronous_commit', 'off', true)),
+    picked as (
       select h.id, h.next_attempt_at
       from endpoints e
       cross join lateral (
@@ -87,7 +128,7 @@ export async function claimDueMessages(db: Db, options: ClaimOptions): Promise<C
     )
     update messages m
     set lease_until = now() + make_interval(secs => ${options.leaseMs}::float8 / 1000), lease_token = ${options.token}::uuid
-    from locked, endpoints e, events ev
+    from locked, endpoints e, events ev, relaxed
     where m.id = locked.id and e.id = m.endpoint_id and ev.id = m.event_id
     returning m.id, m.endpoint_id, m.event_id, m.delivery_id, m.sequence, m.attempts, e.url, e.secret_ciphertext,
       e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.body

@@ -1,13 +1,29 @@
 /**
- * Records one attempt in one transaction: the attempt log row, the message's new state, the
- * endpoint's health (a success clears its failure run; a 410 or a failure run longer than the
- * limit disables it and dead-letters its pending messages) and the next head of the queue.
+ * Records attempts, a batch per transaction: the attempt log rows, the messages' new states,
+ * the endpoints' health (a success clears the failure run; a 410 or a failure run longer than
+ * the limit disables the endpoint and dead-letters its pending messages) and the next head of
+ * each queue that moved. Successes, the common case, are written with set-based statements.
  */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { PostResult } from "../delivery-http/webhook-client.ts";
-import { type ClaimedMessage, deadLetterPending, lockQueues, settleQueues } from "../queue/queue.repository.ts";
+import {
+  type ClaimedMessage,
+  deadLetterPending,
+  lockQueuePairs,
+  relaxDurability,
+  settleQueuePairs,
+} from "../queue/queue.repository.ts";
 import type { AttemptDecision } from "./retry-policy.ts";
+
+export interface AttemptInput {
+  message: ClaimedMessage;
+  /** The lease token of the claim; a message leased anew by another worker is left alone. */
+  token: string;
+  attemptedAt: Date;
+  result: PostResult;
+  decision: AttemptDecision;
+}
 
 export interface RecordedAttempt {
   /** The outcome written, after the endpoint's health had its say. */
@@ -18,56 +34,80 @@ export interface RecordedAttempt {
   alsoDeadLettered: number;
 }
 
-export async function recordAttempt(
+/** Records a batch of attempts in the transaction; answers in the order given. */
+export async function recordAttempts(
   tx: Db,
-  input: {
-    message: ClaimedMessage;
-    token: string;
-    attemptedAt: Date;
-    result: PostResult;
-    decision: AttemptDecision;
-    disableAfterMs: number;
-  },
-): Promise<RecordedAttempt> {
-  const { message, result, attemptedAt } = input;
-  let decision = input.decision;
-  await lockQueues(tx, message.endpoint_id, [message.delivery_id]);
+  inputs: AttemptInput[],
+  disableAfterMs: number,
+): Promise<RecordedAttempt[]> {
+  await relaxDurability(tx);
+  await lockQueuePairs(
+    tx,
+    inputs.map((i) => i.message),
+  );
+  const results = new Map<AttemptInput, RecordedAttempt>();
+  const delivered = inputs.filter((i) => i.decision.outcome === "delivered");
+  if (delivered.length > 0) {
+    await recordDelivered(tx, delivered);
+    for (const input of delivered)
+      results.set(input, { outcome: "delivered", disabledReason: null, alsoDeadLettered: 0 });
+  }
+  // Endpoint rows are locked in id order, so two batches never wait on each other in a circle.
+  const failed = inputs
+    .filter((i) => i.decision.outcome !== "delivered")
+    .sort((a, b) => (a.message.endpoint_id < b.message.endpoint_id ? -1 : 1));
+  for (const input of failed) results.set(input, await recordFailure(tx, input, disableAfterMs));
+  await settleQueuePairs(
+    tx,
+    inputs.filter((i) => results.get(i)?.outcome !== "retrying").map((i) => i.message),
+  );
+  return inputs.map((i) => results.get(i) as RecordedAttempt);
+}
 
-  // The endpoint row is locked before any message row, as disabling does, so two attempts never deadlock.
+async function recordDelivered(tx: Db, inputs: AttemptInput[]): Promise<void> {
+  const endpointIds = [...new Set(inputs.map((i) => i.message.endpoint_id))].sort();
+  await sql`
+    update endpoints set failing_since = null
+    where id = any(${endpointIds}::uuid[]) and failing_since is not null
+  `.execute(tx);
+  await sql`
+    update messages m
+    set attempts = m.attempts + 1, lease_until = null, lease_token = null, state = 'delivered',
+        next_attempt_at = null, finished_at = x.at
+    from unnest(${inputs.map((i) => i.message.id)}::bigint[], ${inputs.map((i) => i.token)}::uuid[],
+      ${inputs.map((i) => i.attemptedAt.toISOString())}::timestamptz[]) as x(id, token, at)
+    where m.id = x.id and m.lease_token = x.token and m.state = 'pending'
+  `.execute(tx);
+  await insertAttemptRows(tx, inputs, () => ({ outcome: "delivered", next_attempt_at: null }));
+}
+
+async function recordFailure(tx: Db, input: AttemptInput, disableAfterMs: number): Promise<RecordedAttempt> {
+  const { message, attemptedAt } = input;
+  let decision = input.decision;
+  const endpoint = await tx
+    .updateTable("endpoints")
+    .set({ failing_since: sql<Date>`coalesce(failing_since, ${attemptedAt})` })
+    .where("id", "=", message.endpoint_id)
+    .returning(["failing_since", "status"])
+    .executeTakeFirstOrThrow();
+  const failingMs = attemptedAt.getTime() - (endpoint.failing_since ?? attemptedAt).getTime();
   let disabledReason: string | null = null;
-  if (decision.outcome === "delivered") {
+  if (decision.outcome === "dead_lettered" && decision.disableEndpoint) {
+    disabledReason = decision.disableEndpoint;
+  } else if (failingMs >= disableAfterMs) {
+    disabledReason = `no successful attempt for ${formatDuration(failingMs)}`;
+    decision = { outcome: "dead_lettered", reason: `endpoint disabled: ${disabledReason}` };
+  }
+  if (disabledReason && endpoint.status === "enabled") {
     await tx
       .updateTable("endpoints")
-      .set({ failing_since: null })
+      .set({ status: "disabled", disabled_reason: disabledReason, disabled_at: attemptedAt })
       .where("id", "=", message.endpoint_id)
-      .where("failing_since", "is not", null)
       .execute();
   } else {
-    const endpoint = await tx
-      .updateTable("endpoints")
-      .set({ failing_since: sql<Date>`coalesce(failing_since, ${attemptedAt})` })
-      .where("id", "=", message.endpoint_id)
-      .returning(["failing_since", "status"])
-      .executeTakeFirstOrThrow();
-    const failingMs = attemptedAt.getTime() - (endpoint.failing_since ?? attemptedAt).getTime();
-    if (decision.outcome === "dead_lettered" && decision.disableEndpoint) {
-      disabledReason = decision.disableEndpoint;
-    } else if (failingMs >= input.disableAfterMs) {
-      disabledReason = `no successful attempt for ${formatDuration(failingMs)}`;
-      decision = { outcome: "dead_lettered", reason: `endpoint disabled: ${disabledReason}` };
-    }
-    if (disabledReason && endpoint.status === "enabled") {
-      await tx
-        .updateTable("endpoints")
-        .set({ status: "disabled", disabled_reason: disabledReason, disabled_at: attemptedAt })
-        .where("id", "=", message.endpoint_id)
-        .execute();
-    } else {
-      disabledReason = null;
-    }
+    disabledReason = null;
   }
 
-  const finished = decision.outcome !== "retrying";
   const nextAttemptAt = decision.outcome === "retrying" ? new Date(Date.now() + decision.delayMs) : null;
   await tx
     .updateTable("messages")
@@ -75,34 +115,43 @@ export async function recordAttempt(
       attempts: sql<number>`attempts + 1`,
       lease_until: null,
       lease_token: null,
-      state: decision.outcome === "delivered" ? "delivered" : decision.outcome === "dead_lettered" ? "dead" : "pending",
+      state: decision.outcome === "dead_lettered" ? "dead" : "pending",
       next_attempt_at: nextAttemptAt,
-      finished_at: finished ? attemptedAt : null,
+      finished_at: decision.outcome === "dead_lettered" ? attemptedAt : null,
       dead_reason: decision.outcome === "dead_lettered" ? decision.reason : null,
     })
     .where("id", "=", message.id)
     .where("lease_token", "=", input.token)
     .where("state", "=", "pending")
     .execute();
-  await tx
-    .insertInto("attempts")
-    .values({
-      message_id: message.id,
-      endpoint_id: message.endpoint_id,
-      attempt: message.attempts + 1,
-      attempted_at: attemptedAt,
-      duration_ms: result.durationMs,
-      status_code: result.statusCode,
-      error: result.error,
-      outcome: decision.outcome,
-      next_attempt_at: nextAttemptAt,
-    })
-    .execute();
+  const outcome = decision.outcome === "delivered" ? "retrying" : decision.outcome;
+  await insertAttemptRows(tx, [input], () => ({ outcome, next_attempt_at: nextAttemptAt }));
   const alsoDeadLettered = disabledReason
     ? await deadLetterPending(tx, message.endpoint_id, `endpoint disabled: ${disabledReason}`)
     : 0;
-  if (finished) await settleQueues(tx, message.endpoint_id, [message.delivery_id]);
-  return { outcome: decision.outcome, disabledReason, alsoDeadLettered };
+  return { outcome, disabledReason, alsoDeadLettered };
+}
+
+async function insertAttemptRows(
+  tx: Db,
+  inputs: AttemptInput[],
+  state: (input: AttemptInput) => { outcome: RecordedAttempt["outcome"]; next_attempt_at: Date | null },
+): Promise<void> {
+  await tx
+    .insertInto("attempts")
+    .values(
+      inputs.map((input) => ({
+        message_id: input.message.id,
+        endpoint_id: input.message.endpoint_id,
+        attempt: input.message.attempts + 1,
+        attempted_at: input.attemptedAt,
+        duration_ms: input.result.durationMs,
+        status_code: input.result.statusCode,
+        error: input.result.error,
+        ...state(input),
+      })),
+    )
+    .execute();
 }
 
 /** "5 days", "3 h", "12 min", "40 s": how long an endpoint has been failing, for its disabled reason. */

@@ -13,7 +13,7 @@ import type { DispatcherMetrics } from "../metrics.ts";
 import { type ClaimedMessage, claimDueMessages } from "../queue/queue.repository.ts";
 import type { SecretBox } from "../signing/secret-box.ts";
 import { signedHeaders } from "../signing/signing.ts";
-import { recordAttempt } from "./attempts.repository.ts";
+import { createAttemptRecorder } from "./attempt-recorder.ts";
 import { decideAfterAttempt, type RetryPolicy } from "./retry-policy.ts";
 
 export interface WorkerOptions {
@@ -43,6 +43,7 @@ export function createWorker(options: WorkerOptions): Worker {
   // Long enough for the POST and its recording; a lease outliving a crash is taken over after it.
   const leaseMs = 2 * options.timeoutMs + 1000;
   const inFlight = new Set<Promise<void>>();
+  const recorder = createAttemptRecorder({ db, logger, disableAfterMs: options.disableAfterMs });
   let running = false;
   let loop: Promise<void> | undefined;
   let wakeUp: (() => void) | undefined;
@@ -109,38 +110,15 @@ export function createWorker(options: WorkerOptions): Worker {
     const headers = signedHeaders(secrets, message.event_id, message.body, attemptedAt);
     const result = await options.client.post(message.url, headers, message.body);
     const decision = decideAfterAttempt(options.retry, message.attempts + 1, result);
-    for (let tries = 1; ; tries++) {
-      try {
-        const recorded = await db.transaction().execute((tx) =>
-          recordAttempt(tx, {
-            message,
-            token,
-            attemptedAt,
-            result,
-            decision,
-            disableAfterMs: options.disableAfterMs,
-          }),
-        );
-        metrics.observeAttempt(recorded.outcome, result.durationMs);
-        if (recorded.outcome === "dead_lettered") metrics.deadLetters.inc({ reason: "attempts" }, 1);
-        if (recorded.alsoDeadLettered > 0)
-          metrics.deadLetters.inc({ reason: "endpoint_disabled" }, recorded.alsoDeadLettered);
-        if (recorded.disabledReason) {
-          metrics.endpointsDisabled.inc();
-          logger.warn(
-            { endpoint_id: message.endpoint_id, reason: recorded.disabledReason },
-            "webhook endpoint disabled",
-          );
-        }
-        return;
-      } catch (error) {
-        // The POST happened; losing its record would only cost a re-send once the lease ends.
-        if (tries >= 5) {
-          logger.error({ err: error, message_id: message.id }, "cannot record webhook attempt; it will be re-sent");
-          return;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 200 * tries));
-      }
+    const recorded = await recorder.record({ message, token, attemptedAt, result, decision });
+    if (!recorded) return;
+    metrics.observeAttempt(recorded.outcome, result.durationMs);
+    if (recorded.outcome === "dead_lettered") metrics.deadLetters.inc({ reason: "attempts" }, 1);
+    if (recorded.alsoDeadLettered > 0)
+      metrics.deadLetters.inc({ reason: "endpoint_disabled" }, recorded.alsoDeadLettered);
+    if (recorded.disabledReason) {
+      metrics.endpointsDisabled.inc();
+      logger.warn({ endpoint_id: message.endpoint_id, reason: recorded.disabledReason }, "webhook endpoint disabled");
     }
   }
 
