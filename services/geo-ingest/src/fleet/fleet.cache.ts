@@ -41,6 +41,14 @@ const RETRY_MS = 500;
 export function createFleetCache(nc: NatsConnection, namespace: string, logger: Logger): FleetCache {
   const bucket = natsNames(namespace).buckets.fleet;
   const vehicles = new Map<string, VehicleState>();
+  // A few providers serve the whole fleet: one copy of each name, not one per vehicle.
+  const providers = new Map<string, string>();
+  const intern = (name: string) => {
+    const known = providers.get(name);
+    if (known !== undefined) return known;
+    providers.set(name, name);
+    return name;
+  };
   let activeCount = 0;
   let loaded = false;
   let watching = false;
@@ -78,7 +86,7 @@ export function createFleetCache(nc: NatsConnection, namespace: string, logger: 
     const { provider, provider_token_sha256: token, active_round_id: roundId } = result.value;
     vehicles.set(id, {
       externalId: id,
-      provider,
+      provider: intern(provider),
       roundId,
       tokenSha256: token ? Buffer.from(token, "hex") : null,
       latestRecordedMs: 0,

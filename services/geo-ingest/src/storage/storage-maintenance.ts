@@ -49,7 +49,10 @@ export async function createStorageMaintenance(
     `.execute(db);
     if (rows[0]?.drop_after === wanted) return;
     await sql`select public.remove_retention_policy('vehicle_positions', if_exists => true)`.execute(db);
-    await sql`select public.add_retention_policy('vehicle_positions', drop_after => ${wanted}::interval)`.execute(db);
+    // Replicas boot together: whichever adds second finds the policy there and leaves it.
+    await sql`select public.add_retention_policy('vehicle_positions', drop_after => ${wanted}::interval, if_not_exists => true)`.execute(
+      db,
+    );
     logger.info({ drop_after: wanted }, "vehicle_positions retention policy updated");
   };
 
