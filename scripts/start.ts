@@ -24,6 +24,9 @@ const env: Record<string, string> = {
   ...infra.env,
   LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
   API_OPS_TOKEN: opsToken,
+  WEBHOOKS_SECRET_KEY: persistentSecret("webhooks-secret-key"),
+  // The local demo's receivers run on this machine: let webhooks reach loopback here only.
+  WEBHOOKS_ALLOWED_HOSTS: "127.0.0.0/8,::1,localhost",
   API_PUBLIC_URL: `http://localhost:${basePort}`,
 };
 

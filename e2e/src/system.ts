@@ -22,6 +22,9 @@ export async function bootSystemUnderTest(extraEnv: Record<string, string> = {})
     NATS_NAMESPACE: randomNamespace(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
     API_OPS_TOKEN: OPS_TOKEN,
+    WEBHOOKS_SECRET_KEY: "e2e-webhooks-secret-key-0123456789abcdef",
+    // The receivers of the tests listen on loopback, which webhooks may reach only when allowed.
+    WEBHOOKS_ALLOWED_HOSTS: "127.0.0.0/8,::1",
     ...extraEnv,
   };
   await migrateAll(env);

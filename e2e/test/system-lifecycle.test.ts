@@ -39,6 +39,7 @@ describe("configuration errors", () => {
           DATABASE_URL: "mysql://root:secret@localhost/x",
           NATS_URL: "nats://127.0.0.1:4222",
           API_OPS_TOKEN: "an-operator-token-long-enough-0123",
+          WEBHOOKS_SECRET_KEY: "a-webhooks-secret-key-long-enough-0123",
         },
         encoding: "utf8",
         timeout: 10_000,

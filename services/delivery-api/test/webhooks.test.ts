@@ -8,6 +8,7 @@ import {
   startTestDispatcher,
   type TestDispatcher,
 } from "@dos/webhook-dispatcher/testing";
+import { type DeliveriesTestbed, outboundBody, startDeliveriesTestbed } from "./delivery-fixtures.ts";
 import { createTestAccount, startTestApi, type TestAccount, type TestApi } from "./fixtures.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -190,5 +191,60 @@ describe("/api/v2/webhooks without a dispatcher", () => {
     assert.equal(response.statusCode, 503);
     assert.equal(response.headers["retry-after"], "5");
     assert.deepEqual(response.json(), { errors: ["webhooks are temporarily unavailable; retry later"] });
+  });
+});
+
+describe("webhooks of deliveries changed through the API", () => {
+  let testbed: DeliveriesTestbed;
+  let dispatcher: TestDispatcher;
+  let receiver: Receiver;
+
+  before(async () => {
+    testbed = await startDeliveriesTestbed();
+    await testbed.api.start();
+    dispatcher = await startTestDispatcher({ namespace: testbed.api.config.NATS_NAMESPACE });
+    receiver = await startReceiver();
+  });
+  after(async () => {
+    await dispatcher.close();
+    await testbed.close();
+    await receiver.close();
+  });
+
+  test("create then cancel reach the endpoint in order, each with the delivery as the API shows it", async () => {
+    const { api, account } = testbed;
+    const headers = account.headers;
+    const hook = await api.app.inject({
+      method: "POST",
+      url: "/api/v2/webhooks",
+      headers,
+      payload: { url: receiver.url },
+    });
+    assert.equal(hook.statusCode, 201);
+    const created = await api.app.inject({
+      method: "POST",
+      url: "/api/v2/deliveries",
+      headers,
+      payload: outboundBody(account),
+    });
+    assert.equal(created.statusCode, 201);
+    const id = created.json().id;
+    const cancelled = await api.app.inject({ method: "PATCH", url: `/api/v2/deliveries/${id}/cancel`, headers });
+    assert.equal(cancelled.statusCode, 200);
+
+    await waitFor(async () => receiver.received.length >= 2, 15_000, "two webhooks");
+    const envelopes = receiver.received.map((r) => JSON.parse(r.body));
+    assert.deepEqual(
+      envelopes.map((e) => [e.type, e.delivery_id, e.sequence, e.account_id]),
+      [
+        ["delivery.created", id, 1, account.accountId],
+        ["delivery.cancelled", id, 2, account.accountId],
+      ],
+    );
+    assert.deepEqual(envelopes[1].payload.delivery, cancelled.json());
+    assert.equal(envelopes[1].payload.previous_status, "saved");
+    for (const request of receiver.received) {
+      assert.equal(JSON.parse(request.body).id, request.id, "webhook-id is the event id");
+    }
   });
 });
