@@ -32,8 +32,26 @@ export interface PublisherDeps {
   onTick(published: number): void;
 }
 
+/**
+ * formatTimestamp for a stream of instants close together: the text up to the second is reused
+ * while the second does not change (publishing formats two timestamps per vehicle per second).
+ */
+export function createTimestampFormatter() {
+  let second = Number.NaN;
+  let prefix = "";
+  return (ms: number): string => {
+    const s = Math.floor(ms / 1000);
+    if (s !== second) {
+      second = s;
+      prefix = formatTimestamp(new Date(s * 1000)).slice(0, 19);
+    }
+    return `${prefix}.${String(ms - s * 1000).padStart(3, "0")}+00:00`;
+  };
+}
+
 export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
   const names = natsNames(deps.namespace);
+  const format = createTimestampFormatter();
   let marked = new Map<string, PositionRow>();
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -51,8 +69,8 @@ export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
         round_id: row.roundId,
         latitude: row.latitude,
         longitude: row.longitude,
-        recorded_at: formatTimestamp(new Date(row.recordedMs)),
-        received_at: formatTimestamp(new Date(row.receivedMs)),
+        recorded_at: format(row.recordedMs),
+        received_at: format(row.receivedMs),
         provider: row.provider,
         tracker_id: row.trackerId,
       };
