@@ -6,6 +6,7 @@
 import { SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
 import type { Kysely } from "kysely";
+import { createAuthCache } from "./auth/auth-cache.ts";
 import { clientAuthHook } from "./auth/client-auth.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
@@ -28,6 +29,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     bodyLimit: config.API_BODY_LIMIT_BYTES,
   });
 
+  const authCache = createAuthCache(config.API_AUTH_CACHE_MS);
   await app.register(v1RetiredRoutes);
   const deliveries = createDeliveriesFeature({
     config,
@@ -42,7 +44,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   // Client API: authenticated before the body is even parsed, so a stranger learns nothing.
   await app.register(
     async (client) => {
-      client.addHook("onRequest", clientAuthHook(db));
+      client.addHook("onRequest", clientAuthHook(db, authCache));
       await client.register(packageTypesRoutes, { db });
       await client.register(deliveries.clientRoutes);
       await client.register(webhooksRoutes, { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE });
@@ -59,6 +61,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       ops.addHook("onRequest", opsAuthHook(config.API_OPS_TOKEN));
       await ops.register(opsRoutes, {
         db,
+        onAccessChange: () => authCache.clear(),
         pricing: { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE, timeoutMs: config.API_PRICING_TIMEOUT_MS },
       });
       await ops.register(deliveries.opsRoutes);

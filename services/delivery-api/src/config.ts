@@ -32,6 +32,12 @@ export const configSchema = Type.Object({
     minimum: 50,
     description: "How long a quote may take before create answers 503.",
   }),
+  API_AUTH_CACHE_MS: Type.Integer({
+    default: 5000,
+    minimum: 0,
+    description:
+      "How long a successful client login is remembered; a token revoked on another replica works here until then (0: never remembered).",
+  }),
   API_OUTBOX_POLL_MS: Type.Integer({
     default: 200,
     minimum: 10,

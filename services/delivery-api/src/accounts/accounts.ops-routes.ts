@@ -26,8 +26,8 @@ const ids = (params: AccountParams & Partial<TokenParams>) => ({
   tokenId: params.tokenId === undefined ? 0 : pathId(params.tokenId, "token"),
 });
 
-export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kysely<DB> }) {
-  const { db } = options;
+export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kysely<DB>; onAccessChange: () => void }) {
+  const { db, onAccessChange } = options;
 
   app.post<{ Body: CreateAccountBody }>("/accounts", { schema: { body: CreateAccountBody } }, async (request, reply) =>
     reply.code(201).send(await createAccount(db, request.body)),
@@ -55,7 +55,11 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
   app.patch<{ Params: AccountParams; Body: UpdateAccountBody }>(
     "/accounts/:accountId",
     { schema: { body: UpdateAccountBody } },
-    async (request) => updateAccount(db, ids(request.params).accountId, request.body ?? {}),
+    async (request) => {
+      const updated = await updateAccount(db, ids(request.params).accountId, request.body ?? {});
+      onAccessChange();
+      return updated;
+    },
   );
 
   app.post<{ Params: AccountParams; Body: CreateUserBody }>(
@@ -94,7 +98,9 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
 
     async (request) => {
       const { accountId, userId, tokenId } = ids(request.params);
-      return revokeToken(db, accountId, userId, tokenId);
+      const revoked = await revokeToken(db, accountId, userId, tokenId);
+      onAccessChange();
+      return revoked;
     },
   );
 }

@@ -8,6 +8,7 @@ import { unauthorized } from "@dos/service-kit";
 import type { FastifyRequest } from "fastify";
 import type { Db } from "../db/database.ts";
 import { findActiveTokenByHash } from "./auth.repository.ts";
+import type { AuthCache, CachedLogin } from "./auth-cache.ts";
 
 /** The caller's account, as every /api/v2 handler sees it. */
 export interface ClientAccount {
@@ -33,8 +34,8 @@ export function hashToken(token: string): Buffer {
   return createHash("sha256").update(token, "utf8").digest();
 }
 
-/** A preHandler hook that authenticates the caller or answers 401. */
-export function clientAuthHook(db: Db) {
+/** An onRequest hook that authenticates the caller or answers 401. */
+export function clientAuthHook(db: Db, cache: AuthCache) {
   return async (request: FastifyRequest) => {
     const email = request.headers["x-user-email"];
     const token = request.headers["x-user-token"];
@@ -43,12 +44,28 @@ export function clientAuthHook(db: Db) {
     }
     if (email.length > 254 || token.length > 256) throw unauthorized("X-User-Email or X-User-Token is invalid");
     const presented = hashToken(token);
-    const found = await findActiveTokenByHash(db, presented, email);
+    const emailLower = email.toLowerCase();
+    let login = cache.get(presented);
+    if (!login) {
+      // Only a fresh lookup is cached: a hit never extends its entry's life.
+      login = await lookUp(db, presented, emailLower);
+      if (login) cache.set(login);
+    }
     // The lookup is by hash; the constant-time comparison guards against any index-level shortcut.
-    if (!found || !timingSafeEqual(found.token_sha256, presented)) {
+    if (!login || login.emailLower !== emailLower || !timingSafeEqual(login.tokenSha256, presented)) {
       throw unauthorized("X-User-Email or X-User-Token is invalid");
     }
-    request.account = {
+    request.account = login.account;
+  };
+}
+
+async function lookUp(db: Db, presented: Buffer, emailLower: string): Promise<CachedLogin | undefined> {
+  const found = await findActiveTokenByHash(db, presented, emailLower);
+  if (!found) return undefined;
+  return {
+    tokenSha256: found.token_sha256,
+    emailLower,
+    account: {
       id: found.account_id,
       userId: found.user_id,
       companyName: found.company_name,
@@ -58,6 +75,6 @@ export function clientAuthHook(db: Db) {
       defaultTaskDurationMinutes: found.default_task_duration_minutes,
       recipientPhoneOptional: found.recipient_phone_optional,
       phoneDefaultRegion: found.phone_default_region,
-    };
+    },
   };
 }

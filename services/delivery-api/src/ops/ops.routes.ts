@@ -12,13 +12,15 @@ import { zonesOpsRoutes } from "../zones/zones.ops-routes.ts";
 
 export interface OpsRoutesOptions {
   db: Kysely<DB>;
+  /** Called after a token is revoked or an account changed: cached client logins are forgotten. */
+  onAccessChange: () => void;
   /** Tariffs live in the pricing service: their routes forward over NATS. */
   pricing: { nc: NatsConnection; namespace: string; timeoutMs: number };
 }
 
 export async function opsRoutes(ops: FastifyInstance, options: OpsRoutesOptions) {
   const { db } = options;
-  await ops.register(accountsOpsRoutes, { db });
+  await ops.register(accountsOpsRoutes, { db, onAccessChange: options.onAccessChange });
   await ops.register(placesOpsRoutes, { db });
   await ops.register(packageTypesOpsRoutes, { db });
   await ops.register(zonesOpsRoutes, { db });
