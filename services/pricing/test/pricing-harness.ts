@@ -73,7 +73,7 @@ export async function startPricingReplica(options: {
 export async function createPricingHarness(label: string): Promise<PricingHarness> {
   const database = await createTestDatabase(label);
   const namespace = randomNamespace();
-  const logger = createLogger("pricing-test", process.env.LOG_LEVEL ?? "silent");
+  const logger = createLogger("pricing-test", process.env.TEST_LOG_LEVEL ?? "silent");
   const migrator = createDatabase({ url: database.url, schema: SCHEMA, applicationName: "pricing-test", poolSize: 1 });
   await migrate(migrator.db, { schema: SCHEMA, migrations });
   await migrator.close();
