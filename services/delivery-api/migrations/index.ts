@@ -1,9 +1,11 @@
 /** delivery-api's migrations, applied in key order to the `delivery` schema it owns. */
 import type { Migration } from "kysely/migration";
 import * as accountsAndDeliveries from "./2026_11_21_0001_accounts_and_deliveries.ts";
+import * as dispatch from "./2026_12_01_0002_dispatch.ts";
 
 export const SCHEMA = "delivery";
 
 export const migrations: Record<string, Migration> = {
   "2026_11_21_0001_accounts_and_deliveries": accountsAndDeliveries,
+  "2026_12_01_0002_dispatch": dispatch,
 };

@@ -11,6 +11,7 @@ import { clientAuthHook } from "./auth/client-auth.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { createDeliveriesFeature } from "./deliveries/deliveries.feature.ts";
+import { createDispatchFeature } from "./dispatch/dispatch.feature.ts";
 import { openApiPlugin } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
 import { opsAuthHook } from "./ops/ops-auth.ts";
@@ -38,6 +39,16 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     nats: deps.nats,
     logger: deps.logger,
   });
+  const dispatch = createDispatchFeature({
+    config,
+    db,
+    database: deps.database,
+    nats: deps.nats,
+    logger: deps.logger,
+    writes: deliveries.writeDeps,
+  });
+  // Public: the tracking page behind tracking_url, and proof images.
+  await app.register(dispatch.publicRoutes);
   // Public, and before the client routes so that the generator sees them.
   await app.register(openApiPlugin, { publicUrl: config.API_PUBLIC_URL });
 
@@ -65,10 +76,22 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
         pricing: { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE, timeoutMs: config.API_PRICING_TIMEOUT_MS },
       });
       await ops.register(deliveries.opsRoutes);
+      await ops.register(dispatch.opsRoutes);
     },
     { prefix: "/ops/v1" },
   );
 
-  // The outbox relay publishes once the app listens, and stops after the HTTP server closed.
-  return { app, start: () => deliveries.relay.start(), stop: () => deliveries.relay.stop() };
+  // Background work (relays, consumers, simulator) runs once the app listens, and stops after
+  // the HTTP server closed.
+  return {
+    app,
+    start: async () => {
+      await deliveries.relay.start();
+      dispatch.start();
+    },
+    stop: async () => {
+      await dispatch.stop();
+      await deliveries.relay.stop();
+    },
+  };
 }

@@ -43,5 +43,56 @@ export const configSchema = Type.Object({
     minimum: 10,
     description: "Outbox relay poll interval when no change is signalled.",
   }),
+  API_SMS_PROVIDER: Type.Union([Type.Literal("log"), Type.Literal("http")], {
+    default: "log",
+    description: "How tracking SMS leave: log (written to the log only) or http (API_SMS_URL).",
+  }),
+  API_SMS_URL: Type.Optional(
+    Type.String({
+      pattern: "^https?://",
+      description: "SMS provider endpoint (JSON POST), with API_SMS_PROVIDER=http.",
+    }),
+  ),
+  API_SMS_TOKEN: Type.Optional(
+    Type.String({ description: "Bearer token sent to the SMS provider, when it needs one." }),
+  ),
+  API_SMS_TIMEOUT_MS: Type.Integer({ default: 5000, minimum: 100, description: "SMS provider request timeout." }),
+  API_SMS_RETRY_MS: Type.Integer({
+    default: 30_000,
+    minimum: 100,
+    description: "Wait before an SMS the provider refused is tried again (5 attempts).",
+  }),
+  API_TRACKING_TTL_MS: Type.Integer({
+    default: 7 * 24 * 3_600_000,
+    minimum: 1000,
+    description: "How long a tracking page stays open after its task completed.",
+  }),
+  API_TRACKING_PUSH_MS: Type.Integer({
+    default: 1000,
+    minimum: 50,
+    description: "How often an open tracking page's stream checks for a change.",
+  }),
+  API_ETA_SPEED_KMH: Type.Number({ default: 20, exclusiveMinimum: 0, description: "Average speed used for ETAs." }),
+  API_ETA_STOP_MINUTES: Type.Number({ default: 5, minimum: 0, description: "Time spent at a stop, added to ETAs." }),
+  API_ETA_MIN_INTERVAL_MS: Type.Integer({
+    default: 30_000,
+    minimum: 0,
+    description: "A task's ETA is recomputed at most this often.",
+  }),
+  API_TRACKER_FRESH_MS: Type.Integer({
+    default: 120_000,
+    minimum: 1000,
+    description: "A tracker position younger than this replaces the messenger phone's.",
+  }),
+  API_MEDIA_MAX_BYTES: Type.Integer({
+    default: 5 * 1024 * 1024,
+    minimum: 1024,
+    description: "Largest signature or picture upload; larger gets 413.",
+  }),
+  API_SIMULATOR_TICK_MS: Type.Integer({
+    default: 1000,
+    minimum: 50,
+    description: "How often the test-environment courier simulator looks for due steps.",
+  }),
 });
 export type Config = Static<typeof configSchema>;

@@ -2,6 +2,18 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AccountsTable, ApiTokensTable, UsersTable } from "../accounts/accounts.table.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "../deliveries/deliveries.table.ts";
+import type {
+  CourierSimulatorsTable,
+  FleetOutboxTable,
+  MessengersTable,
+  RoundPositionsTable,
+  RoundsTable,
+  RoundTasksTable,
+  SimulatedDeliveriesTable,
+  SmsMessagesTable,
+  TaskMediaTable,
+  VehiclesTable,
+} from "../dispatch/dispatch.table.ts";
 import type { IdempotencyKeysTable } from "../idempotency/idempotency.table.ts";
 import type { OutboxTable } from "../outbox/outbox.table.ts";
 import type { PackageTypesTable } from "../package-types/package-types.table.ts";
@@ -20,6 +32,16 @@ export interface DB {
   delivery_packages: DeliveryPackagesTable;
   outbox: OutboxTable;
   idempotency_keys: IdempotencyKeysTable;
+  messengers: MessengersTable;
+  vehicles: VehiclesTable;
+  rounds: RoundsTable;
+  round_tasks: RoundTasksTable;
+  round_positions: RoundPositionsTable;
+  task_media: TaskMediaTable;
+  sms_messages: SmsMessagesTable;
+  fleet_outbox: FleetOutboxTable;
+  courier_simulators: CourierSimulatorsTable;
+  simulated_deliveries: SimulatedDeliveriesTable;
 }
 
 /** A database handle or an open transaction: repositories accept either. */

@@ -49,6 +49,9 @@ export function createDeliveriesFeature({ config, db, database, nats, logger }: 
   });
   return {
     relay,
+    /** What other features need to change a delivery's status and record its events. */
+    writeDeps: deps,
+    statuses,
     /** Register inside the authenticated /api/v2 context. */
     clientRoutes: (app: FastifyInstance) => deliveriesRoutes(app, { deliveries, redeliveries }),
     /** Register inside the /ops/v1 context. */

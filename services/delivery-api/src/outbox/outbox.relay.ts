@@ -14,16 +14,10 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
+import { createListenLoop } from "./listen-loop.ts";
 import { markPublished, OUTBOX_CHANNEL, tryRelayLock, unpublishedEvents } from "./outbox.repository.ts";
 
 type Pool = Database<unknown>["pool"];
-/** The part of a pooled connection the LISTEN side uses. */
-interface ListenClient {
-  query(text: string): Promise<unknown>;
-  release(error?: Error): void;
-  on(event: "notification", listener: () => void): unknown;
-  on(event: "error", listener: (error: Error) => void): unknown;
-}
 
 export interface OutboxRelayOptions {
   db: Kysely<DB>;
@@ -48,17 +42,6 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { db, logger } = options;
   const batchSize = options.batchSize ?? 200;
   const js: JetStreamClient = jetstream(options.nc);
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let listener: ListenClient | undefined;
-  let signalled = false;
-  let wake: (() => void) | undefined;
-
-  const signal = () => {
-    signalled = true;
-    wake?.();
-  };
-
   async function publishBatch(): Promise<{ published: number; more: boolean }> {
     return db.transaction().execute(async (trx) => {
       if (!(await tryRelayLock(trx))) return { published: 0, more: false };
@@ -91,67 +74,19 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
     }
   }
 
-  async function listen() {
-    if (listener) return;
-    try {
-      const client: ListenClient = await options.pool.connect();
-      client.on("notification", signal);
-      client.on("error", (error: Error) => {
-        logger.warn({ err: error }, "outbox LISTEN connection lost; polling until it is back");
-        if (listener === client) listener = undefined;
-        client.release(error);
-      });
-      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
-      listener = client;
-    } catch (error) {
-      logger.warn({ err: error }, "outbox relay cannot LISTEN; polling");
-    }
-  }
-
-  function sleep(ms: number) {
-    return new Promise<void>((resolve) => {
-      if (signalled || !running) return resolve();
-      const timer = setTimeout(done, ms);
-      function done() {
-        clearTimeout(timer);
-        wake = undefined;
-        resolve();
-      }
-      wake = done;
-    });
-  }
-
-  async function run() {
-    while (running) {
-      await listen();
-      signalled = false;
-      try {
-        await drain();
-      } catch (error) {
-        logger.warn({ err: error }, "outbox relay pass failed; retrying");
-      }
-      await sleep(options.pollMs);
-    }
-  }
+  const loop = createListenLoop({
+    pool: options.pool,
+    channel: OUTBOX_CHANNEL,
+    pollMs: options.pollMs,
+    logger,
+    pass: drain,
+  });
 
   return {
     async start() {
-      if (running) return;
-      running = true;
-      loop = run();
+      loop.start();
     },
-    async stop() {
-      running = false;
-      wake?.();
-      await loop;
-      loop = undefined;
-      const client = listener;
-      listener = undefined;
-      if (client) {
-        await client.query(`UNLISTEN ${OUTBOX_CHANNEL}`).catch(() => {});
-        client.release();
-      }
-    },
+    stop: () => loop.stop(),
     drain,
   };
 }

@@ -1,0 +1,107 @@
+/**
+ * A background loop woken by PostgreSQL NOTIFY on one channel, with polling as a fallback (a
+ * lost LISTEN connection, a NOTIFY sent while it was busy). The outbox relays (delivery events,
+ * fleet entries) run their passes in it.
+ */
+import type { Database } from "@dos/service-kit";
+import type { Logger } from "pino";
+
+type Pool = Database<unknown>["pool"];
+/** The part of a pooled connection the LISTEN side uses. */
+interface ListenClient {
+  query(text: string): Promise<unknown>;
+  release(error?: Error): void;
+  on(event: "notification", listener: () => void): unknown;
+  on(event: "error", listener: (error: Error) => void): unknown;
+}
+
+export interface ListenLoopOptions {
+  pool: Pool;
+  channel: string;
+  pollMs: number;
+  logger: Logger;
+  /** One pass of work; a failure is logged and the pass retried at the next wake-up. */
+  pass(): Promise<unknown>;
+}
+
+export interface ListenLoop {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export function createListenLoop(options: ListenLoopOptions): ListenLoop {
+  const { logger, channel } = options;
+  let running = false;
+  let loop: Promise<void> | undefined;
+  let listener: ListenClient | undefined;
+  let signalled = false;
+  let wake: (() => void) | undefined;
+
+  const signal = () => {
+    signalled = true;
+    wake?.();
+  };
+
+  async function listen() {
+    if (listener) return;
+    try {
+      const client: ListenClient = await options.pool.connect();
+      client.on("notification", signal);
+      client.on("error", (error: Error) => {
+        logger.warn({ err: error, channel }, "LISTEN connection lost; polling until it is back");
+        if (listener === client) listener = undefined;
+        client.release(error);
+      });
+      await client.query(`LISTEN ${channel}`);
+      listener = client;
+    } catch (error) {
+      logger.warn({ err: error, channel }, "cannot LISTEN; polling");
+    }
+  }
+
+  function sleep(ms: number) {
+    return new Promise<void>((resolve) => {
+      if (signalled || !running) return resolve();
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        wake = undefined;
+        resolve();
+      }
+      wake = done;
+    });
+  }
+
+  async function run() {
+    while (running) {
+      await listen();
+      signalled = false;
+      try {
+        await options.pass();
+      } catch (error) {
+        logger.warn({ err: error, channel }, "background pass failed; retrying");
+      }
+      await sleep(options.pollMs);
+    }
+  }
+
+  return {
+    start() {
+      if (running) return;
+      running = true;
+      loop = run();
+    },
+    async stop() {
+      running = false;
+      wake?.();
+      await loop;
+      loop = undefined;
+      const client = listener;
+      listener = undefined;
+      if (client) {
+        await client.query(`UNLISTEN ${channel}`).catch(() => {});
+        client.release();
+      }
+    },
+  };
+}

@@ -1,0 +1,63 @@
+/**
+ * Where a round's messenger is and when they reach the next task. A round has up to two latest
+ * positions: its vehicle's tracker (from geo-ingest) and the messenger's phone (operator API).
+ * A tracker position younger than API_TRACKER_FRESH_MS replaces the phone's (spec); otherwise
+ * the newer of the two counts. Each new position recomputes the next task's ETA, at most every
+ * API_ETA_MIN_INTERVAL_MS per task.
+ */
+import type { Kysely } from "kysely";
+import type { Config } from "../config.ts";
+import type { DB, Db } from "../db/database.ts";
+import type { PositionSource } from "../dispatch/dispatch.table.ts";
+import { estimateArrival, type Point } from "./geo.ts";
+import { type NewPosition, nextTaskOfRound, roundPositions, storeEta, upsertPosition } from "./positions.repository.ts";
+
+export interface CurrentPosition extends Point {
+  source: PositionSource;
+  recorded_at: Date;
+}
+
+export function createPositionsService(db: Kysely<DB>, config: Config) {
+  const rule = { speedKmh: config.API_ETA_SPEED_KMH, stopMinutes: config.API_ETA_STOP_MINUTES };
+
+  async function current(trx: Db, roundId: number, now = new Date()): Promise<CurrentPosition | null> {
+    const rows = await roundPositions(trx, roundId);
+    const tracker = rows.find((r) => r.source === "tracker");
+    const phone = rows.find((r) => r.source === "phone");
+    const fresh = tracker && now.getTime() - tracker.recorded_at.getTime() <= config.API_TRACKER_FRESH_MS;
+    const chosen = fresh || !phone ? tracker : !tracker || phone.recorded_at > tracker.recorded_at ? phone : tracker;
+    return chosen
+      ? {
+          source: chosen.source,
+          latitude: chosen.latitude,
+          longitude: chosen.longitude,
+          recorded_at: chosen.recorded_at,
+        }
+      : null;
+  }
+
+  /** Recomputes the ETA of the round's next task from its current position (rate-limited per task). */
+  async function refreshEta(trx: Db, roundId: number, options: { force?: boolean } = {}) {
+    const now = new Date();
+    const next = await nextTaskOfRound(trx, roundId);
+    if (!next || next.latitude === null || next.longitude === null) return null;
+    const position = await current(trx, roundId, now);
+    if (!position) return null;
+    const eta = estimateArrival(position, { latitude: next.latitude, longitude: next.longitude }, now, rule);
+    const stored = await storeEta(trx, next.task_id, eta, options.force ? 0 : config.API_ETA_MIN_INTERVAL_MS);
+    return stored ? eta : null;
+  }
+
+  return {
+    current,
+    refreshEta,
+    /** Stores a position of an active round and refreshes its next task's ETA. */
+    async record(position: NewPosition) {
+      await db.transaction().execute(async (trx) => {
+        await upsertPosition(trx, position);
+        await refreshEta(trx, position.roundId);
+      });
+    },
+  };
+}
+export type PositionsService = ReturnType<typeof createPositionsService>;
