@@ -14,6 +14,7 @@ import { deliveriesOpsRoutes } from "./deliveries.ops-routes.ts";
 import { deliveriesRoutes } from "./deliveries.routes.ts";
 import { createDeliveriesService } from "./deliveries.service.ts";
 import { createDeliveryStatusService } from "./delivery-status.service.ts";
+import { createNewDeliveryWriter } from "./new-delivery-writer.ts";
 import { createRedeliveryService } from "./redelivery.service.ts";
 
 export interface DeliveriesFeatureDeps {
@@ -35,6 +36,7 @@ export function createDeliveriesFeature({ config, db, database, nats, logger }: 
     db,
     pricing,
     names: natsNames(config.NATS_NAMESPACE),
+    writer: createNewDeliveryWriter(db),
     trackingBaseUrl: `${config.API_PUBLIC_URL.replace(/\/+$/, "")}/track`,
   };
   const deliveries = createDeliveriesService(deps);

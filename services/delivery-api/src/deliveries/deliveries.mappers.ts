@@ -1,13 +1,59 @@
 /** Between the stored rows, the drafts the rules build, and the v2 representations of the spec. */
 import { type Delivery, type DeliveryListItem, formatTimestamp, type Task } from "@dos/contracts";
 import type { Selectable } from "kysely";
-import type { TasksTable } from "./deliveries.table.ts";
-import type { DeliveryDraft, PackageDraft, StoredDelivery, TaskDraft } from "./delivery-draft.ts";
+import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "./deliveries.table.ts";
+import type { DeliveryDraft, PackageDraft, TaskDraft } from "./delivery-draft.ts";
 
 const timestampOrNull = (date: Date | null) => (date ? formatTimestamp(date) : null);
 
+type ShownDeliveryRow = Pick<
+  Selectable<DeliveriesTable>,
+  | "id"
+  | "created_at"
+  | "status"
+  | "comments"
+  | "client_order_reference"
+  | "price_cents"
+  | "direction"
+  | "bring_back_containers"
+  | "original_delivery_id"
+  | "redelivery_id"
+>;
+export type ShownTaskRow = Pick<
+  Selectable<TasksTable>,
+  | "kind"
+  | "slot_starting_at"
+  | "slot_ending_at"
+  | "recipient_name"
+  | "recipient_phone"
+  | "recipient_email"
+  | "company_name"
+  | "address"
+  | "postal_code"
+  | "city"
+  | "address_instructions"
+  | "started_at"
+  | "tracking_token"
+  | "eta"
+  | "completed_at"
+  | "failure_reason"
+  | "notes"
+  | "signature_url"
+  | "accepted_by"
+  | "completion_pictures"
+  | "completion_text"
+>;
+type ShownPackageRow = Omit<Selectable<DeliveryPackagesTable>, "id" | "delivery_id" | "position">;
+
+/** The rows a v2 Delivery is made of: as stored, or as about to be written. */
+export interface ShownRows {
+  delivery: ShownDeliveryRow;
+  tasks: ShownTaskRow[];
+  packages: ShownPackageRow[];
+}
+
 /** The v2 Delivery of a stored delivery. `trackingBaseUrl` prefixes the public tracking links. */
-export function presentDelivery(stored: StoredDelivery, trackingBaseUrl: string): Delivery {
+export function presentDelivery(stored: ShownRows, trackingBaseUrl: string): Delivery {
   const { delivery } = stored;
   const task = (kind: string) => {
     const row = stored.tasks.find((t) => t.kind === kind);
@@ -41,7 +87,7 @@ export function presentDelivery(stored: StoredDelivery, trackingBaseUrl: string)
   };
 }
 
-function presentTask(row: Selectable<TasksTable>, trackingBaseUrl: string): Task {
+function presentTask(row: ShownTaskRow, trackingBaseUrl: string): Task {
   return {
     slot_starting_at: formatTimestamp(row.slot_starting_at),
     slot_ending_at: formatTimestamp(row.slot_ending_at),

@@ -9,10 +9,17 @@ import type { PlaceData, StoredDelivery } from "./delivery-draft.ts";
 import type { BodyReferences, CatalogueType } from "./rule-context.ts";
 
 export interface Catalogue {
+  /** The id and creation time of the delivery a create or redelivery is about to write. */
+  stamp: NewDeliveryStamp | null;
   defaultPlace: PlaceData | null;
   savedAddresses: Map<number, PlaceData>;
   packageTypes: Map<number, CatalogueType>;
   zones: Map<string, { latitude: number; longitude: number }>;
+}
+
+export interface NewDeliveryStamp {
+  id: number;
+  createdAt: Date;
 }
 
 type PlaceRow = PlaceData & { id: number };
@@ -23,15 +30,28 @@ const PLACE_FIELDS = sql.raw(
     "address_instructions, latitude, longitude",
 );
 
-/** The account's default place and the catalogue entries a body names, in one round trip. */
-export async function loadCatalogue(db: Db, accountId: number, refs: BodyReferences): Promise<Catalogue> {
+/**
+ * The account's default place and the catalogue entries a body names, in one round trip; with
+ * `stamp`, also the id and creation time (to the millisecond the API shows) of a new delivery,
+ * so that it can be written in one statement without being read back.
+ */
+export async function loadCatalogue(
+  db: Db,
+  accountId: number,
+  refs: BodyReferences,
+  options: { stamp: boolean },
+): Promise<Catalogue> {
   const { rows } = await sql<{
+    new_id: number | null;
+    created_at: Date;
     default_place: PlaceData | null;
     saved: PlaceRow[];
     types: Array<CatalogueType & { volume_dm3: number | string; weight_kg: number | string }>;
     zones: ZoneRow[];
   }>`
     select
+      case when ${options.stamp} then nextval('deliveries_id_seq') end as new_id,
+      date_trunc('milliseconds', now()) as created_at,
       (select to_jsonb(p) from (select ${PLACE_FIELDS} from places
         where account_id = ${accountId} and kind = 'default') p) as default_place,
       (select coalesce(jsonb_agg(p), '[]') from (select id, ${PLACE_FIELDS} from places
@@ -45,6 +65,7 @@ export async function loadCatalogue(db: Db, accountId: number, refs: BodyReferen
   const row = rows[0];
   if (!row) throw new Error("catalogue query returned no row");
   return {
+    stamp: row.new_id === null ? null : { id: row.new_id, createdAt: row.created_at },
     defaultPlace: row.default_place,
     savedAddresses: new Map(row.saved.map(({ id, ...place }) => [Number(id), place])),
     packageTypes: new Map(
@@ -122,25 +143,7 @@ export async function countDeliveries(db: Db, accountId: number, reference: stri
   return Number(row.count);
 }
 
-type TaskValues = Omit<Insertable<TasksTable>, "delivery_id">;
 type PackageValues = Omit<Insertable<DeliveryPackagesTable>, "delivery_id" | "position">;
-
-/** Inserts a delivery with its two tasks and its packages; returns them as stored. */
-export async function insertDelivery(
-  db: Db,
-  values: Insertable<DeliveriesTable>,
-  tasks: TaskValues[],
-  packages: PackageValues[],
-): Promise<StoredDelivery> {
-  const delivery = await db.insertInto("deliveries").values(values).returningAll().executeTakeFirstOrThrow();
-  const taskRows = await db
-    .insertInto("tasks")
-    .values(tasks.map((t) => ({ ...t, delivery_id: delivery.id })))
-    .returningAll()
-    .execute();
-  const packageRows = await insertPackages(db, delivery.id, packages);
-  return { delivery, tasks: taskRows, packages: packageRows };
-}
 
 function insertPackages(db: Db, deliveryId: number, packages: PackageValues[]) {
   return db

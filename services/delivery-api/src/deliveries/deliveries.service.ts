@@ -37,12 +37,15 @@ import { buildCreateDraft, mergeDraft } from "./delivery-rules.ts";
 import { CANCELLABLE_STATUSES, UPDATABLE_STATUSES } from "./delivery-status.ts";
 import {
   type DeliveriesDeps,
+  type NewDelivery,
+  newDelivery,
+  newDeliveryContext,
   type PriceColumns,
   priceOf,
   recordEvent,
   ruleContext,
-  storeNewDelivery,
 } from "./delivery-writes.ts";
+import { insertNewDeliveries } from "./new-deliveries.repository.ts";
 import { referencesOf } from "./rule-context.ts";
 
 /** Attempts of an update whose delivery another request changed while it was being priced. */
@@ -55,10 +58,13 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   const clock = deps.now ?? (() => new Date());
   const present = (stored: StoredDelivery) => presentDelivery(stored, deps.trackingBaseUrl);
 
-  async function draftOf(account: ClientAccount, input: DeliveryCreateInput) {
+  /** A create body validated, priced and turned into the rows to write. */
+  async function prepareCreate(account: ClientAccount, input: DeliveryCreateInput): Promise<NewDelivery> {
     const now = clock();
-    const ctx = await ruleContext(deps, account, referencesOf(input, { packages: true }), now);
-    return { now, draft: buildCreateDraft(input, ctx) };
+    const { ctx, stamp } = await newDeliveryContext(deps, account, referencesOf(input, { packages: true }), now);
+    const draft = buildCreateDraft(input, ctx);
+    const price = await priceOf(deps, account.id, draft, now);
+    return newDelivery(deps, account.id, draft, price, stamp);
   }
 
   return {
@@ -90,27 +96,34 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
 
     /** The price a create body would get, without saving anything. */
     async quote(account: ClientAccount, input: DeliveryCreateInput): Promise<DeliveryQuote> {
-      const { now, draft } = await draftOf(account, input);
+      const now = clock();
+      const draft = buildCreateDraft(
+        input,
+        await ruleContext(deps, account, referencesOf(input, { packages: true }), now),
+      );
       const price = await priceOf(deps, account.id, draft, now);
       return { price_cents: price.price_cents, direction: draft.direction };
     },
 
-    create(
+    async create(
       account: ClientAccount,
       input: DeliveryCreateInput,
       idempotency: IdempotentRequest | null,
     ): Promise<IdempotentResponse> {
+      if (!idempotency) {
+        // Without a key there is nothing to store with it: the create joins the group commit.
+        const created = await prepareCreate(account, input);
+        await deps.writer.write(created);
+        return { status: 201, body: created.delivery, replayed: false };
+      }
       return respondOnce(
         db,
         idempotency,
-        async () => {
-          const { now, draft } = await draftOf(account, input);
-          return { draft, price: await priceOf(deps, account.id, draft, now) };
+        () => prepareCreate(account, input),
+        async (trx, created) => {
+          await insertNewDeliveries(trx, [created]);
+          return { status: 201, body: created.delivery };
         },
-        async (trx, { draft, price }) => ({
-          status: 201,
-          body: await storeNewDelivery(deps, trx, account, draft, price),
-        }),
       );
     },
 

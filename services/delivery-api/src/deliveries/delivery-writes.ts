@@ -15,10 +15,12 @@ import {
 import type { Kysely } from "kysely";
 import type { ClientAccount } from "../auth/client-auth.ts";
 import type { DB, Db } from "../db/database.ts";
-import { appendDeliveryEvent } from "../outbox/outbox.repository.ts";
+import { appendDeliveryEvent, deliveryEvent } from "../outbox/outbox.repository.ts";
 import { deliveryValues, packageValues, presentDelivery, taskValues } from "./deliveries.mappers.ts";
-import { insertDelivery, loadCatalogue } from "./deliveries.repository.ts";
+import { loadCatalogue, type NewDeliveryStamp } from "./deliveries.repository.ts";
 import { clientTasks, type DeliveryDraft, type StoredDelivery } from "./delivery-draft.ts";
+import type { NewDeliveryRows, NewDeliveryWrite } from "./new-deliveries.repository.ts";
+import type { NewDeliveryWriter } from "./new-delivery-writer.ts";
 import type { BodyReferences, RuleContext } from "./rule-context.ts";
 
 /** The pricing service as delivery-api uses it (see src/pricing/pricing.client.ts). */
@@ -30,6 +32,8 @@ export interface DeliveriesDeps {
   db: Kysely<DB>;
   pricing: DeliveryPricing;
   names: NatsNames;
+  /** Writes keyless creates together (group commit); see new-delivery-writer.ts. */
+  writer: NewDeliveryWriter;
   /** Public base of tracking links: `<API_PUBLIC_URL>/track`. */
   trackingBaseUrl: string;
   /** The clock; tests may fix it. */
@@ -42,8 +46,20 @@ export async function ruleContext(
   refs: BodyReferences,
   now: Date,
 ): Promise<RuleContext> {
-  const catalogue = await loadCatalogue(deps.db, account.id, refs);
+  const { stamp: _, ...catalogue } = await loadCatalogue(deps.db, account.id, refs, { stamp: false });
   return { now, account, ...catalogue };
+}
+
+/** The rule context of a body that makes a new delivery, with that delivery's id and creation time. */
+export async function newDeliveryContext(
+  deps: DeliveriesDeps,
+  account: ClientAccount,
+  refs: BodyReferences,
+  now: Date,
+): Promise<{ ctx: RuleContext; stamp: NewDeliveryStamp }> {
+  const { stamp, ...catalogue } = await loadCatalogue(deps.db, account.id, refs, { stamp: true });
+  if (!stamp) throw new Error("the catalogue query gave no new delivery id");
+  return { ctx: { now, account, ...catalogue }, stamp };
 }
 
 /** The price columns of a draft, quoted by the pricing service (503 when it does not answer). */
@@ -63,25 +79,66 @@ export async function priceOf(deps: DeliveriesDeps, accountId: number, draft: De
 }
 export type PriceColumns = Awaited<ReturnType<typeof priceOf>>;
 
-/** Inserts a new delivery (create or redelivery) and records its `delivery.created` event. */
-export async function storeNewDelivery(
+/** A new delivery (create or redelivery) as it will be written, answered and announced. */
+export interface NewDelivery extends NewDeliveryWrite {
+  delivery: Delivery;
+}
+
+/** The rows, v2 representation and `delivery.created` event of a new delivery; nothing is written yet. */
+export function newDelivery(
   deps: DeliveriesDeps,
-  trx: Db,
-  account: ClientAccount,
-  draft: DeliveryDraft,
+  accountId: number,
+  given: DeliveryDraft,
   price: PriceColumns,
+  stamp: NewDeliveryStamp,
   originalDeliveryId: number | null = null,
-): Promise<Delivery> {
-  const stored = await insertDelivery(
-    trx,
-    { account_id: account.id, ...deliveryValues(draft), ...price, original_delivery_id: originalDeliveryId },
-    [draft.pickup, draft.dropoff].map((task) => ({
+): NewDelivery {
+  const draft = wellFormed(given);
+  const id = stamp.id;
+  const rows: NewDeliveryRows = {
+    delivery: {
+      id,
+      account_id: accountId,
+      status: "saved",
+      ...deliveryValues(draft),
+      ...price,
+      original_delivery_id: originalDeliveryId,
+      redelivery_id: null,
+      event_sequence: 1,
+      created_at: stamp.createdAt,
+    },
+    tasks: [draft.pickup, draft.dropoff].map((task) => ({
       ...taskValues(task),
+      delivery_id: id,
       tracking_token: randomBytes(16).toString("base64url"),
+      started_at: null,
+      eta: null,
+      completed_at: null,
+      failure_reason: null,
+      notes: null,
+      signature_url: null,
+      accepted_by: null,
+      completion_pictures: [],
+      completion_text: null,
     })),
-    packageValues(draft.packages),
-  );
-  return recordEvent(deps, trx, account.id, stored, "delivery.created");
+    packages: packageValues(draft.packages).map((p, position) => ({ ...p, delivery_id: id, position })),
+  };
+  const delivery = presentDelivery(rows, deps.trackingBaseUrl);
+  const event = deliveryEvent(deps.names, { type: "delivery.created", accountId, delivery }, 1);
+  return { rows, event, delivery };
+}
+
+/**
+ * The same value with every string well formed: a lone UTF-16 surrogate (valid in a JSON body)
+ * becomes U+FFFD, as PostgreSQL text would store it, so what is answered is what is stored.
+ */
+function wellFormed<T>(value: T): T {
+  if (typeof value === "string") return value.toWellFormed() as T;
+  if (Array.isArray(value)) return value.map(wellFormed) as T;
+  if (value !== null && typeof value === "object" && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, wellFormed(item)])) as T;
+  }
+  return value;
 }
 
 /** The delivery as the caller sees it, after recording the event that announces its change. */

@@ -11,7 +11,8 @@ import { findDelivery, lockDelivery, updateDeliveryRow } from "./deliveries.repo
 import { draftFromStored } from "./delivery-draft.ts";
 import { mergeDraft } from "./delivery-rules.ts";
 import { REDELIVERABLE_STATUS } from "./delivery-status.ts";
-import { type DeliveriesDeps, priceOf, recordEvent, ruleContext, storeNewDelivery } from "./delivery-writes.ts";
+import { type DeliveriesDeps, newDelivery, newDeliveryContext, priceOf, recordEvent } from "./delivery-writes.ts";
+import { insertNewDeliveries } from "./new-deliveries.repository.ts";
 import { referencesOf } from "./rule-context.ts";
 
 export type RedeliveryService = ReturnType<typeof createRedeliveryService>;
@@ -39,21 +40,23 @@ export function createRedeliveryService(deps: DeliveriesDeps) {
           const stored = await findDelivery(db, account.id, originalId);
           if (!stored) throw deliveryNotFound(originalId);
           checkRedeliverable(originalId, stored.delivery);
-          const ctx = await ruleContext(deps, account, referencesOf(patch, { packages: false }), now);
+          const refs = referencesOf(patch, { packages: false });
+          const { ctx, stamp } = await newDeliveryContext(deps, account, refs, now);
           const { draft } = mergeDraft(draftFromStored(stored), patch, ctx, "redelivery");
-          return { draft, price: await priceOf(deps, account.id, draft, now) };
+          const price = await priceOf(deps, account.id, draft, now);
+          return newDelivery(deps, account.id, draft, price, stamp, originalId);
         },
-        async (trx, { draft, price }) => {
+        async (trx, redelivery) => {
           // Checked again under the lock: two concurrent redeliveries of one delivery make one.
           const locked = await lockDelivery(trx, account.id, originalId);
           if (!locked) throw deliveryNotFound(originalId);
           checkRedeliverable(originalId, locked);
-          const redelivery = await storeNewDelivery(deps, trx, account, draft, price, originalId);
-          await updateDeliveryRow(trx, originalId, { redelivery_id: redelivery.id });
+          await insertNewDeliveries(trx, [redelivery]);
+          await updateDeliveryRow(trx, originalId, { redelivery_id: redelivery.delivery.id });
           const original = await findDelivery(trx, account.id, originalId);
           if (!original) throw deliveryNotFound(originalId);
           await recordEvent(deps, trx, account.id, original, "delivery.redelivery_created");
-          return { status: 201, body: redelivery };
+          return { status: 201, body: redelivery.delivery };
         },
       );
     },

@@ -18,43 +18,57 @@ export interface NewDeliveryEvent {
   previousStatus?: string;
 }
 
-/**
- * Appends an event to the outbox with the delivery's next sequence. The sequence comes from
- * `deliveries.event_sequence`, incremented in the same statement, so the delivery row stays
- * locked until commit and two changes of one delivery can never share or swap a sequence.
- * `occurred_at` is the clock at insertion (not the transaction start): a later event of the same
- * delivery is always inserted after the earlier one committed, so ordering by it keeps order.
- */
-export async function appendDeliveryEvent(db: Db, names: NatsNames, event: NewDeliveryEvent): Promise<DeliveryEvent> {
+/** An event as the outbox stores and the relay publishes it, with its id and subject. */
+export interface OutboxEvent {
+  id: string;
+  subject: string;
+  envelope: DeliveryEvent;
+}
+
+/** The event announcing a change of `event.delivery`, numbered `sequence` in that delivery's events. */
+export function deliveryEvent(names: NatsNames, event: NewDeliveryEvent, sequence: number): OutboxEvent {
   const id = randomUUID();
   const deliveryId = event.delivery.id;
-  const type = event.type;
-  const base = {
+  const envelope = {
     id,
-    type,
+    type: event.type,
     occurred_at: formatTimestamp(new Date()),
     account_id: event.accountId,
     delivery_id: deliveryId,
-    sequence: 0,
+    sequence,
     payload: {
       delivery: event.delivery,
       ...(event.previousStatus ? { previous_status: event.previousStatus } : {}),
     },
   } satisfies DeliveryEvent;
-  const subject = names.subjects.deliveryEvent(event.accountId, deliveryId, type);
+  return { id, subject: names.subjects.deliveryEvent(event.accountId, deliveryId, event.type), envelope };
+}
+
+/**
+ * Appends an event of an existing delivery to the outbox with the delivery's next sequence. The
+ * sequence comes from `deliveries.event_sequence`, incremented in the same statement, so the
+ * delivery row stays locked until commit and two changes of one delivery can never share or swap
+ * a sequence. `occurred_at` is the clock at insertion (not the transaction start): a later event
+ * of the same delivery is always inserted after the earlier one committed, so ordering by it
+ * keeps order. (A new delivery's first event is written with the delivery, see
+ * new-deliveries.repository.ts.)
+ */
+export async function appendDeliveryEvent(db: Db, names: NatsNames, event: NewDeliveryEvent): Promise<DeliveryEvent> {
+  const { id, subject, envelope } = deliveryEvent(names, event, 0);
+  const deliveryId = envelope.delivery_id;
   const { rows } = await sql<{ sequence: number }>`
     with next as (
       update deliveries set event_sequence = event_sequence + 1 where id = ${deliveryId} returning event_sequence
     )
     insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at)
-    select ${id}, ${event.accountId}, ${deliveryId}, next.event_sequence, ${type}, ${subject},
-      jsonb_set(${JSON.stringify(base)}::jsonb, '{sequence}', to_jsonb(next.event_sequence)), clock_timestamp()
+    select ${id}, ${event.accountId}, ${deliveryId}, next.event_sequence, ${event.type}, ${subject},
+      jsonb_set(${JSON.stringify(envelope)}::jsonb, '{sequence}', to_jsonb(next.event_sequence)), clock_timestamp()
     from next
     returning sequence, pg_notify(${OUTBOX_CHANNEL}, '') as notified
   `.execute(db);
   const sequence = rows[0]?.sequence;
   if (sequence === undefined) throw new Error(`delivery ${deliveryId} vanished while recording its event`);
-  return { ...base, sequence };
+  return { ...envelope, sequence };
 }
 
 export interface OutboxRow {

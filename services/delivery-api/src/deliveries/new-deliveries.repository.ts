@@ -1,0 +1,91 @@
+/**
+ * Writes new deliveries (created or redelivered) with their tasks, packages and first outbox
+ * event in ONE statement: data-modifying CTEs over JSON rows, so one delivery or a hundred cost
+ * one round trip, and the statement is atomic on its own (outside a transaction it commits as
+ * it ends). Nothing is read back: ids and creation times were taken beforehand (the catalogue
+ * query's stamp), so the rows written are the rows the caller already holds.
+ */
+import { type Selectable, sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import { OUTBOX_CHANNEL, type OutboxEvent } from "../outbox/outbox.repository.ts";
+import type { ShownRows } from "./deliveries.mappers.ts";
+import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "./deliveries.table.ts";
+
+/** The rows of a new delivery, as they will be stored (generated task and package ids aside). */
+export interface NewDeliveryRows extends ShownRows {
+  delivery: ShownRows["delivery"] &
+    Pick<Selectable<DeliveriesTable>, "account_id" | "sender_display_name" | "price_tariff_id" | "event_sequence"> & {
+      price_lines: string;
+    };
+  tasks: Array<
+    ShownRows["tasks"][number] &
+      Pick<Selectable<TasksTable>, "delivery_id" | "at_default_place" | "saved_address_id" | "latitude" | "longitude">
+  >;
+  packages: Array<ShownRows["packages"][number] & Pick<Selectable<DeliveryPackagesTable>, "delivery_id" | "position">>;
+}
+
+export interface NewDeliveryWrite {
+  rows: NewDeliveryRows;
+  event: OutboxEvent;
+}
+
+export async function insertNewDeliveries(db: Db, writes: NewDeliveryWrite[]): Promise<void> {
+  // price_lines is JSON text already (as priced): it travels as a string and is cast once.
+  const deliveries = writes.map(({ rows }) => rows.delivery);
+  const tasks = writes.flatMap(({ rows }) => rows.tasks);
+  const packages = writes.flatMap(({ rows }) => rows.packages);
+  const events = writes.map(({ rows, event }) => ({
+    id: event.id,
+    account_id: rows.delivery.account_id,
+    delivery_id: rows.delivery.id,
+    sequence: event.envelope.sequence,
+    type: event.envelope.type,
+    subject: event.subject,
+    payload: event.envelope,
+  }));
+  await sql`
+    with new_deliveries as (
+      insert into deliveries (id, account_id, status, direction, comments, client_order_reference,
+        sender_display_name, bring_back_containers, price_cents, price_tariff_id, price_lines,
+        original_delivery_id, event_sequence, created_at, updated_at)
+      overriding system value
+      select id, account_id, status, direction, comments, client_order_reference, sender_display_name,
+        bring_back_containers, price_cents, price_tariff_id, price_lines::jsonb, original_delivery_id,
+        event_sequence, created_at, created_at
+      from jsonb_to_recordset(${JSON.stringify(deliveries)}::jsonb) as r(id bigint, account_id bigint,
+        status text, direction text, comments text, client_order_reference text, sender_display_name text,
+        bring_back_containers boolean, price_cents integer, price_tariff_id bigint, price_lines text,
+        original_delivery_id bigint, event_sequence integer, created_at timestamptz)
+    ),
+    new_tasks as (
+      insert into tasks (delivery_id, kind, at_default_place, saved_address_id, slot_starting_at, slot_ending_at,
+        recipient_name, recipient_phone, recipient_email, company_name, address, postal_code, city,
+        address_instructions, latitude, longitude, tracking_token)
+      select delivery_id, kind, at_default_place, saved_address_id, slot_starting_at, slot_ending_at,
+        recipient_name, recipient_phone, recipient_email, company_name, address, postal_code, city,
+        address_instructions, latitude, longitude, tracking_token
+      from jsonb_to_recordset(${JSON.stringify(tasks)}::jsonb) as r(delivery_id bigint, kind text,
+        at_default_place boolean, saved_address_id bigint, slot_starting_at timestamptz, slot_ending_at timestamptz,
+        recipient_name text, recipient_phone text, recipient_email text, company_name text, address text,
+        postal_code text, city text, address_instructions text, latitude double precision,
+        longitude double precision, tracking_token text)
+    ),
+    new_packages as (
+      insert into delivery_packages (delivery_id, position, package_type_id, type, name, amount, volume_dm3,
+        weight_kg, fragility, temperature, client_reference)
+      select delivery_id, position, package_type_id, type, name, amount, volume_dm3, weight_kg, fragility,
+        temperature, client_reference
+      from jsonb_to_recordset(${JSON.stringify(packages)}::jsonb) as r(delivery_id bigint, position integer,
+        package_type_id bigint, type text, name text, amount integer, volume_dm3 numeric, weight_kg numeric,
+        fragility text, temperature text, client_reference text)
+    ),
+    new_events as (
+      insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at)
+      select id, account_id, delivery_id, sequence, type, subject, payload, clock_timestamp()
+      from jsonb_to_recordset(${JSON.stringify(events)}::jsonb) as r(id uuid, account_id bigint,
+        delivery_id bigint, sequence integer, type text, subject text, payload jsonb)
+    )
+    -- One notification per statement, however many events it wrote: the relay drains them all.
+    select pg_notify(${OUTBOX_CHANNEL}, '')
+  `.execute(db);
+}
