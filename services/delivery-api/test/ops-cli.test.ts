@@ -216,7 +216,7 @@ describe("operator CLI (npm run ops)", () => {
       [["zones", "add", "--account", "1", "75001:48.8"], /zone '75001:48.8' must be POSTAL_CODE:LATITUDE:LONGITUDE/],
       [["zones", "add", "--account", "1"], /give at least one zone/],
       [["accounts", "delete"], /'accounts' needs one of: list, get, create, update \(got 'delete'\)/],
-      [["fleet", "list"], /unknown command 'fleet'/],
+      [["drones", "list"], /unknown command 'drones'/],
       [["tariffs", "create", "--account", "1", "--json", "{nope"], /--json is not valid JSON/],
       [["request", "FETCH", "/accounts"], /request needs a method first/],
     ];

@@ -5,6 +5,7 @@
  */
 import { FRAGILITIES, TEMPERATURES } from "@dos/contracts";
 import { type FlagSpec, type ParsedArgs, UsageError } from "./cli-args.ts";
+import { DISPATCH_COMMANDS } from "./dispatch-commands.ts";
 import { jsonBody, jsonBodyFlags, zonesFromPositionals } from "./ops-bodies.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
@@ -285,4 +286,5 @@ export const COMMANDS: Record<string, CommandSpec> = {
     flags: { account, ...jsonBodyFlags },
     body: (args) => jsonBody(args, true),
   },
+  ...DISPATCH_COMMANDS,
 };
