@@ -14,7 +14,10 @@ describe("the four services as separate processes", () => {
   test("each answers /livez, /readyz and /metrics", async () => {
     for (const service of system.services) {
       assert.equal((await fetch(`${service.url}/livez`)).status, 200, service.spec.name);
-      const ready = await (await fetch(`${service.url}/readyz`)).json();
+      const ready = (await (await fetch(`${service.url}/readyz`)).json()) as {
+        status: string;
+        checks: Record<string, string>;
+      };
       assert.equal(ready.status, "ready", service.spec.name);
       assert.equal(ready.checks.postgres, "ok", service.spec.name);
       assert.equal(ready.checks.nats, "ok", service.spec.name);
