@@ -1,7 +1,8 @@
 /**
- * Headless Chromium for browser tests: Debian's `chromium` driven by playwright-core (which
- * downloads no browser). When /usr/bin/chromium is missing it is installed with apt-get (as
- * root), or the test stops with the command to run.
+ * Headless Chromium for browser tests (`@dos/service-kit/testing-browser`): Debian's `chromium`
+ * driven by playwright-core, which downloads no browser of its own. This is the one place that
+ * installs it: when /usr/bin/chromium is missing and the tests run as root, `apt-get install -y
+ * chromium`; otherwise the test stops with the command to run.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -12,14 +13,12 @@ export const CHROMIUM_PATH = "/usr/bin/chromium";
 export function ensureChromium(): string {
   if (existsSync(CHROMIUM_PATH)) return CHROMIUM_PATH;
   if (process.getuid?.() === 0) {
-    execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit" });
-    execFileSync("apt-get", ["install", "-y", "-qq", "chromium"], {
-      stdio: "inherit",
-      env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" },
-    });
+    const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
+    execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
+    execFileSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "inherit", env });
   }
   if (!existsSync(CHROMIUM_PATH)) {
-    throw new Error(`${CHROMIUM_PATH} is missing: install Debian's chromium (sudo apt-get install chromium)`);
+    throw new Error(`${CHROMIUM_PATH} is missing: install Debian's chromium (sudo apt-get install -y chromium)`);
   }
   return CHROMIUM_PATH;
 }
