@@ -8,7 +8,7 @@ import { connectNats, createLogger, type Database, type NatsHandle } from "@dos/
 import { randomNamespace, type TestDatabase, testInfra } from "@dos/service-kit/testing";
 import { type KV, Kvm } from "@nats-io/kv";
 import { fleetEntry, migratedDatabase } from "../test/harness.ts";
-import type { LoadOptions, LoadResult } from "./load-generator.ts";
+import type { LoadOptions, LoadRound } from "./load-generator.ts";
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 
@@ -65,7 +65,7 @@ export async function seedFleet(kv: KV, prefix: string, count: number, provider:
 }
 
 /** Runs the load generator in a child process and returns its results. */
-export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+export async function runLoad(options: LoadOptions): Promise<LoadRound> {
   const child = spawn(process.execPath, [path.join(benchDir, "load-generator.ts"), JSON.stringify(options)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
@@ -75,7 +75,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   });
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
   if (code !== 0) throw new Error(`load generator exited with ${code}`);
-  return JSON.parse(output.trim()) as LoadResult;
+  return JSON.parse(output.trim()) as LoadRound;
 }
 
 /** CPU time (ms) used so far by the PostgreSQL backends serving a database (Linux /proc, 100 Hz ticks). */

@@ -18,18 +18,34 @@ export interface LoadOptions {
   vehicles: number;
   vehiclePrefix: string;
   provider: string;
+  /** First request number: rounds against one server continue the sequence, so trackers never repeat. */
+  sequenceStart?: number;
 }
 
-export interface LoadResult {
-  /** Answers during the measured window, by status. */
+/** One run of the generator. */
+export interface LoadRound {
+  /** Answers during the measured window, by status, and the window's length. */
   statuses: Record<string, number>;
-  /** 2xx answers per second during the measured window. */
-  okPerSecond: number;
-  p50Ms: number;
-  p99Ms: number;
+  measuredMs: number;
+  /** Latency histogram of the measured window: [bucket, count] pairs, BUCKET_MS wide. */
+  latencies: Array<[number, number]>;
   /** Every 200 answered, warm-up included: each of these positions must be in the table. */
   okTotal: number;
   /** Every answer, warm-up included, and the generator's own CPU time over the whole run. */
+  answeredTotal: number;
+  cpuMs: number;
+  /** Requests sent: the next round's sequenceStart. */
+  sent: number;
+  socketErrors: number;
+}
+
+/** Several rounds of one variant, summed. */
+export interface LoadResult {
+  statuses: Record<string, number>;
+  okPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  okTotal: number;
   answeredTotal: number;
   cpuMs: number;
   socketErrors: number;
@@ -38,18 +54,53 @@ export interface LoadResult {
 const BUCKET_MS = 0.05;
 const BUCKETS = 40_000; // latencies up to 2 s, in 50 µs steps
 
-async function run(options: LoadOptions): Promise<LoadResult> {
+/** Sums rounds: throughput over all measured windows, percentiles over all latencies. */
+export function mergeRounds(rounds: LoadRound[]): LoadResult {
+  const statuses: Record<string, number> = {};
+  const histogram = new Map<number, number>();
+  let measuredMs = 0;
+  for (const round of rounds) {
+    measuredMs += round.measuredMs;
+    for (const [status, count] of Object.entries(round.statuses)) statuses[status] = (statuses[status] ?? 0) + count;
+    for (const [bucket, count] of round.latencies) histogram.set(bucket, (histogram.get(bucket) ?? 0) + count);
+  }
+  const measured = Object.values(statuses).reduce((sum, count) => sum + count, 0);
+  const buckets = [...histogram].sort((a, b) => a[0] - b[0]);
+  const percentile = (p: number) => {
+    const target = Math.ceil(measured * p);
+    let seen = 0;
+    for (const [bucket, count] of buckets) {
+      seen += count;
+      if (seen >= target) return (bucket + 1) * BUCKET_MS;
+    }
+    return Number.NaN;
+  };
+  const ok = Object.entries(statuses)
+    .filter(([status]) => status.startsWith("2"))
+    .reduce((sum, [, count]) => sum + count, 0);
+  const total = (pick: (round: LoadRound) => number) => rounds.reduce((sum, round) => sum + pick(round), 0);
+  return {
+    statuses,
+    okPerSecond: ok / (measuredMs / 1000),
+    p50Ms: percentile(0.5),
+    p99Ms: percentile(0.99),
+    okTotal: total((r) => r.okTotal),
+    answeredTotal: total((r) => r.answeredTotal),
+    cpuMs: total((r) => r.cpuMs),
+    socketErrors: total((r) => r.socketErrors),
+  };
+}
+
+async function run(options: LoadOptions): Promise<LoadRound> {
+  const cpuStart = process.cpuUsage();
   const histogram = new Uint32Array(BUCKETS);
   const statuses: Record<string, number> = {};
-  let sequence = 0;
+  let sequence = options.sequenceStart ?? 0;
   let okTotal = 0;
   let answeredTotal = 0;
-  const cpuStart = process.cpuUsage();
   let socketErrors = 0;
   let measuring = false;
   let stopping = false;
-  let measuredStart = 0;
-  let measuredEnd = 0;
 
   const request = () => {
     const n = sequence++;
@@ -112,39 +163,29 @@ async function run(options: LoadOptions): Promise<LoadResult> {
   const done = Promise.all(Array.from({ length: options.connections }, connection));
   await new Promise((resolve) => setTimeout(resolve, options.warmupMs));
   measuring = true;
-  measuredStart = performance.now();
+  const measuredStart = performance.now();
   await new Promise((resolve) => setTimeout(resolve, options.durationMs));
   measuring = false;
-  measuredEnd = performance.now();
+  const measuredMs = performance.now() - measuredStart;
   stopping = true;
   await done;
 
-  const measured = Object.values(statuses).reduce((sum, count) => sum + count, 0);
-  const percentile = (p: number) => {
-    const target = Math.ceil(measured * p);
-    let seen = 0;
-    for (let i = 0; i < BUCKETS; i++) {
-      seen += histogram[i] ?? 0;
-      if (seen >= target) return (i + 1) * BUCKET_MS;
-    }
-    return Number.NaN;
-  };
-  const ok = Object.entries(statuses)
-    .filter(([status]) => status.startsWith("2"))
-    .reduce((sum, [, count]) => sum + count, 0);
+  const latencies: Array<[number, number]> = [];
+  histogram.forEach((count, bucket) => {
+    if (count > 0) latencies.push([bucket, count]);
+  });
+  const cpu = process.cpuUsage(cpuStart);
   return {
     statuses,
-    okPerSecond: ok / ((measuredEnd - measuredStart) / 1000),
-    p50Ms: percentile(0.5),
-    p99Ms: percentile(0.99),
+    measuredMs,
+    latencies,
     okTotal,
     answeredTotal,
-    cpuMs: cpuMs(process.cpuUsage(cpuStart)),
+    cpuMs: (cpu.user + cpu.system) / 1000,
+    sent: sequence,
     socketErrors,
   };
 }
-
-const cpuMs = (usage: NodeJS.CpuUsage) => (usage.user + usage.system) / 1000;
 
 if (process.argv[2]) {
   const result = await run(JSON.parse(process.argv[2]) as LoadOptions);

@@ -45,7 +45,8 @@ export async function storageModeOf(db: Kysely<unknown>): Promise<StorageMode> {
 export function tableStatement(partitioned: boolean): string {
   return `
     create table vehicle_positions (
-      vehicle_external_id text not null,
+      -- An opaque identifier: byte order keeps the unique key's comparisons cheap in any locale.
+      vehicle_external_id text collate "C" not null,
       -- The tracker's time of the position (the time of the call when the tracker sent none).
       recorded_at timestamptz not null,
       received_at timestamptz not null,
