@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole system on this machine. Finds or provides PostgreSQL and NATS, builds,
- * migrates, seeds the demo accounts, starts the four services, prints their URLs and stays in
+ * migrates, seeds the demo accounts and fleet, starts the four services, prints their URLs and stays in
  * the foreground until Ctrl-C, then stops everything cleanly.
  */
 import { spawnSync } from "node:child_process";
@@ -33,14 +33,14 @@ const env: Record<string, string> = {
 step("migrating");
 await migrateAll(env).catch((error: Error) => fail(error.message));
 
-step("seeding the demo accounts");
+step("seeding the demo accounts and fleet");
 const seed = spawnSync(process.execPath, [path.join(root, "services/delivery-api/dist/src/seed/seed-command.js")], {
   env: { ...process.env, ...env },
   encoding: "utf8",
   stdio: ["ignore", "pipe", "inherit"],
 });
 if (seed.status !== 0) fail("the demo seed failed (its error is above)");
-const seeded = JSON.parse(seed.stdout) as { accounts: unknown[] };
+const seeded = JSON.parse(seed.stdout) as { accounts: unknown[]; vehicles: unknown[] };
 
 step("starting services (logs in var/log/)");
 const system = await startSystem({ env, basePort, logDir: path.join(varDir, "log") }).catch((error: Error) =>
@@ -52,6 +52,7 @@ const demo = {
   geo_url: system.url("geo-ingest"),
   ops_token: opsToken,
   accounts: seeded.accounts,
+  vehicles: seeded.vehicles,
 };
 writeFileSync(path.join(varDir, "demo.json"), `${JSON.stringify(demo, null, 2)}\n`);
 

@@ -2,12 +2,30 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { fleetKey } from "@dos/contracts";
+import { waitFor } from "@dos/service-kit/testing";
 import { seedDemo } from "../src/seed/demo-seed.ts";
+import { fleetBucket } from "./dispatch-fixtures.ts";
 import { startTestApi, type TestApi } from "./fixtures.ts";
 import { opsClient } from "./ops-client.ts";
 
 const SECRET = "demo-seed-secret-for-tests-0123456789";
-const TABLES = ["accounts", "users", "api_tokens", "package_types", "delivery_zones", "places"] as const;
+const TABLES = [
+  "accounts",
+  "users",
+  "api_tokens",
+  "package_types",
+  "delivery_zones",
+  "places",
+  "messengers",
+  "vehicles",
+  "rounds",
+] as const;
+
+const DEMO_VEHICLES = [
+  { external_id: "DEMO-VAN-1", provider: "demo-tracker", active: true },
+  { external_id: "DEMO-VAN-2", provider: "demo-tracker", active: false },
+];
 
 describe("demo seed", () => {
   let api: TestApi;
@@ -62,6 +80,47 @@ describe("demo seed", () => {
     assert.notEqual(seeded.accounts[0]?.token, seeded.accounts[1]?.token);
   });
 
+  test("seeds a messenger, a vehicle in an active round and one without; the relay puts them into FLEET", async () => {
+    const seeded = await seedDemo(api.db, { secret: SECRET });
+    assert.deepEqual(seeded.vehicles, DEMO_VEHICLES);
+    const ops = opsClient(api);
+    const vehicles = (await ops.get("/vehicles")).body as Array<{ id: number; external_id: string }>;
+    const van1 = vehicles.find((v) => v.external_id === "DEMO-VAN-1");
+    assert.ok(van1);
+    const view = (await ops.get(`/vehicles/${van1.id}`)).body;
+    assert.equal(typeof view.active_round_id, "number");
+    const round = (await ops.get(`/rounds/${view.active_round_id}`)).body;
+    assert.equal(round.status, "active");
+    assert.equal((await ops.get(`/messengers/${round.messenger_id}`)).body.name, "Demo Courier");
+
+    // The running delivery-api's fleet relay publishes what the seed wrote to the fleet outbox.
+    await api.start();
+    const kv = await fleetBucket(api);
+    const entry = async (id: string) => {
+      const value = await kv.get(fleetKey(id));
+      return value && value.length > 0 ? value.json<Record<string, unknown>>() : null;
+    };
+    await waitFor(async () => (await entry("DEMO-VAN-1"))?.active_round_id === round.id, 5000, "DEMO-VAN-1 active");
+    assert.equal((await entry("DEMO-VAN-1"))?.provider, "demo-tracker");
+    assert.equal((await entry("DEMO-VAN-1"))?.messenger_id, round.messenger_id);
+    await waitFor(async () => (await entry("DEMO-VAN-2")) !== null, 5000, "DEMO-VAN-2 in the bucket");
+    assert.equal((await entry("DEMO-VAN-2"))?.active_round_id, null);
+  });
+
+  test("a re-seed puts the demo vehicle back on an active round after an operator ended it", async () => {
+    const ops = opsClient(api);
+    const vehicles = (await ops.get("/vehicles")).body as Array<{ id: number; external_id: string }>;
+    const van1 = vehicles.find((v) => v.external_id === "DEMO-VAN-1");
+    const ended = (await ops.get(`/vehicles/${van1?.id}`)).body.active_round_id;
+    assert.equal((await ops.post(`/rounds/${ended}/end`)).status, 200);
+    assert.equal((await ops.get(`/vehicles/${van1?.id}`)).body.active_round_id, null);
+    const seeded = await seedDemo(api.db, { secret: SECRET });
+    assert.deepEqual(seeded.vehicles, DEMO_VEHICLES);
+    const again = (await ops.get(`/vehicles/${van1?.id}`)).body.active_round_id;
+    assert.equal(typeof again, "number");
+    assert.notEqual(again, ended);
+  });
+
   test("a second run changes nothing and returns the same ids and tokens", async () => {
     const first = await seedDemo(api.db, { secret: SECRET });
     const before = await counts();
@@ -86,6 +145,10 @@ describe("demo seed", () => {
     assert.deepEqual(runs[0], runs[1]);
     const demo = await api.db.selectFrom("accounts").select("id").where("company_name", "like", "Demo Shop%").execute();
     assert.equal(demo.length, 2);
+    const vans = await api.db.selectFrom("vehicles").select("id").where("external_id", "like", "DEMO-VAN-%").execute();
+    assert.equal(vans.length, 2);
+    const active = await api.db.selectFrom("rounds").select("id").where("status", "=", "active").execute();
+    assert.equal(active.length, 1);
   });
 
   test("a new secret adds a new token and keeps the accounts and the old token", async () => {

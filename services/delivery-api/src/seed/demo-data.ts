@@ -102,3 +102,20 @@ export const DEMO_ACCOUNTS: DemoAccountData[] = [
     saved_addresses: [customer],
   },
 ];
+
+/** The demo's courier; found again by name among the operator's (not simulated) messengers. */
+export const DEMO_MESSENGER = { name: "Demo Courier", phone: "+33 6 98 76 54 32" };
+
+export interface DemoVehicleData {
+  external_id: string;
+  provider: string;
+  label: string;
+  /** In an active round of the demo courier, so geo-ingest stores its positions. */
+  in_active_round: boolean;
+}
+
+/** Two trackers of the provider "demo-tracker": one on the road, one parked (positions not stored). */
+export const DEMO_VEHICLES: DemoVehicleData[] = [
+  { external_id: "DEMO-VAN-1", provider: "demo-tracker", label: "Demo van (on a round)", in_active_round: true },
+  { external_id: "DEMO-VAN-2", provider: "demo-tracker", label: "Demo van (parked)", in_active_round: false },
+];

@@ -1,7 +1,7 @@
 /**
  * The demo seed: two client accounts ("Demo Shop" in production, "Demo Shop Test" in the test
  * environment), each with a user and API token, package types, Paris zones, a default place and
- * a saved address. Idempotent: a second run with the same secret changes nothing and returns
+ * a saved address; and the demo fleet (demo-fleet.ts). Idempotent: a second run with the same secret changes nothing and returns
  * the same ids and tokens.
  *
  * Tokens are stored hashed only, so a re-run cannot read them back: each demo token is derived
@@ -25,6 +25,7 @@ import {
 } from "../places/places.repository.ts";
 import { insertMissingZones } from "../zones/zones.repository.ts";
 import { DEMO_ACCOUNTS, type DemoAccountData } from "./demo-data.ts";
+import { type DemoVehicle, seedDemoFleet } from "./demo-fleet.ts";
 
 export interface DemoSeedOptions {
   /** Secret the demo tokens are derived from; keep it (var/demo-seed-secret) to keep the tokens. */
@@ -45,6 +46,7 @@ export interface DemoAccount {
 
 export interface DemoSeed {
   accounts: DemoAccount[];
+  vehicles: DemoVehicle[];
 }
 
 // Serialises concurrent seeds (two `npm start` at once) without a table of our own.
@@ -57,7 +59,7 @@ export async function seedDemo(db: Kysely<DB>, options: DemoSeedOptions): Promis
     await sql`select pg_advisory_xact_lock(${SEED_LOCK_KEY})`.execute(trx);
     const accounts: DemoAccount[] = [];
     for (const data of DEMO_ACCOUNTS) accounts.push(await seedAccount(trx, data, options.secret));
-    return { accounts };
+    return { accounts, vehicles: await seedDemoFleet(trx) };
   });
 }
 
