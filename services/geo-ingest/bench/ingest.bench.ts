@@ -43,6 +43,7 @@ interface Run {
 const infra = await benchInfra("geo_bench");
 const database = createDatabase({ url: infra.database.url, schema: SCHEMA, applicationName: "geo-ingest-bench" });
 const runs: Run[] = [];
+let batches = "";
 try {
   process.stderr.write(`seeding ${VEHICLES} vehicles in active rounds...\n`);
   await seedFleet(infra.kv, "BENCH-", VEHICLES, PROVIDER);
@@ -60,6 +61,7 @@ try {
     for (const run of runs) await measureRound(run, round);
   }
   for (const run of runs) {
+    if (run.variant.key === "geo") batches = await batchFigures(run.variant);
     await run.variant.close();
     if (run.variant.stores) run.rows = await countRows(run.variant.prefix);
   }
@@ -87,6 +89,18 @@ async function measureRound(run: Run, round: number) {
   run.serverCpuMs += (server.user + server.system) / 1000;
   run.postgresCpuMs += (await postgresCpuMs(database.pool)) - postgresStart;
   run.rounds.push(result);
+}
+
+/** Group-commit figures from geo-ingest's own metrics. */
+async function batchFigures(variant: Variant): Promise<string> {
+  const text = (await variant.app.inject({ method: "GET", url: "/metrics" })).body;
+  const value = (name: string) =>
+    Number(new RegExp(`^${name}\\{[^}]*\\} ([0-9.e+-]+)$`, "m").exec(text)?.[1] ?? Number.NaN);
+  const count = value("geo_write_batch_rows_count");
+  return (
+    `geo-ingest group commit: ${count} batches, ${(value("geo_write_batch_rows_sum") / count).toFixed(1)} rows each on average, ` +
+    `${((value("geo_write_duration_seconds_sum") / count) * 1000).toFixed(2)} ms per INSERT on average`
+  );
 }
 
 async function countRows(prefix: string): Promise<number> {
@@ -124,6 +138,7 @@ function report() {
   const geoRun = runs.find((run) => run.variant.key === "geo");
   const ratio = bare && geo ? geo.okPerSecond / bare.okPerSecond : Number.NaN;
   const lost = geo && geoRun?.rows !== undefined ? Math.max(0, geo.okTotal - geoRun.rows) : Number.NaN;
+  if (batches) out(batches);
   out(`target: ratio >= 0.6, geo-ingest p99 <= 25 ms (${geo?.p99Ms.toFixed(1)} ms), lost 0`);
   out(`ratio: ${ratio.toFixed(2)} lost: ${lost}`);
 }
