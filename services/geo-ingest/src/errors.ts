@@ -14,6 +14,7 @@ export const trackerRateLimited = (intervalMs: number, retryAfterMs: number) =>
   );
 
 export const providerMismatch = () => unprocessable("provider is not the provider of this vehicle");
+export const trackerIdTooLarge = () => unprocessable(`tracker_id must be at most ${Number.MAX_SAFE_INTEGER}`);
 export const timestampNotADate = () => unprocessable("timestamp is not a valid date");
 export const timestampInFuture = (toleranceMs: number) =>
   unprocessable(`timestamp must not be more than ${Math.round(toleranceMs / 1000)} seconds in the future`);

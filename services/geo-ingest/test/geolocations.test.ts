@@ -78,13 +78,14 @@ describe("geolocation creation", () => {
       ],
       [{ ...base, timestamp: "2026-02-30T10:00:00+00:00" }, ["timestamp is not a valid date"]],
       [{ ...base, provider: "other-provider" }, ["provider is not the provider of this vehicle"]],
+      [{ ...base, tracker_id: 1e20 }, ["tracker_id must be at most 9007199254740991"]],
       [{ ...base, timestamp: iso(now + 10 * 60_000) }, ["timestamp must not be more than 120 seconds in the future"]],
       [{ ...base, timestamp: iso(now - 31 * 86_400_000) }, ["timestamp must not be older than 30 days"]],
     ];
     // A distinct tracker per case, so the rate limit never answers first.
     let tracker = 1000;
     for (const [body, errors] of cases) {
-      const response = await postPosition(h, "VAN-422", { ...(body as object), tracker_id: tracker++ });
+      const response = await postPosition(h, "VAN-422", { tracker_id: tracker++, ...(body as object) });
       assert.equal(response.statusCode, 422, JSON.stringify(body));
       assert.deepEqual(response.json(), { errors }, JSON.stringify(body));
     }

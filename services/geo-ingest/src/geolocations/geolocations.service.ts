@@ -16,6 +16,7 @@ import {
   timestampInFuture,
   timestampNotADate,
   timestampTooOld,
+  trackerIdTooLarge,
   trackerRateLimited,
   vehicleNotFound,
 } from "../errors.ts";
@@ -48,6 +49,9 @@ export function createGeolocationsService(deps: GeolocationsDeps, options: Geolo
   /** Validates the position against the vehicle; returns its tracker time in ms. */
   const recordedAt = (vehicle: VehicleState, body: GeolocationInput, now: number): number => {
     if (body.provider !== vehicle.provider) throw providerMismatch();
+    // JSON allows integers beyond what the column (and JavaScript) holds exactly; one such row
+    // would fail its whole batch, so it is refused here.
+    if (body.tracker_id != null && body.tracker_id > Number.MAX_SAFE_INTEGER) throw trackerIdTooLarge();
     if (body.timestamp == null || body.timestamp === "") return now;
     const date = parseTimestamp(body.timestamp);
     if (!date) throw timestampNotADate();
