@@ -21,6 +21,7 @@ export const timestampInFuture = (toleranceMs: number) =>
 export const timestampTooOld = (retentionDays: number) =>
   unprocessable(`timestamp must not be older than ${retentionDays} days`);
 
+export const positionRefused = () => unprocessable("body cannot be stored");
 export const fleetLoading = () => unavailable("vehicle registry is loading, retry later", 1);
 export const cannotStoreNow = () => unavailable("position cannot be stored right now, retry later", 1);
 

@@ -152,6 +152,29 @@ describe("geolocation creation", () => {
     assert.match(metrics, /geo_positions_duplicate_total\{service="geo-ingest"\} 2/);
   });
 
+  test("a position the database refuses fails alone, not the other positions of its batch", async () => {
+    // A fleet entry whose round id PostgreSQL cannot hold (the schema only says "integer").
+    await h.putVehicle({ vehicle_external_id: "VAN-POISON", active_round_id: 1e20 });
+    await h.putVehicle({ vehicle_external_id: "VAN-GOOD", active_round_id: 508 });
+    const body = (tracker: number) => ({
+      timestamp: iso(Date.now() - tracker * 1000),
+      latitude: 1,
+      longitude: 1,
+      provider: "acme-trackers",
+      tracker_id: tracker,
+    });
+    const responses = await Promise.all([
+      ...[1, 2, 3, 4, 5].map((tracker) => postPosition(h, "VAN-GOOD", body(tracker))),
+      postPosition(h, "VAN-POISON", body(1)),
+    ]);
+    assert.deepEqual(
+      responses.map((r) => r.statusCode),
+      [200, 200, 200, 200, 200, 422],
+    );
+    assert.deepEqual(responses[5]?.json(), { errors: ["body cannot be stored"] });
+    assert.equal((await h.positions("VAN-GOOD")).length, 5);
+  });
+
   test("the vehicle External ID may hold characters NATS keys do not allow", async () => {
     await h.putVehicle({ vehicle_external_id: 'van 9/"été"\\x', active_round_id: 507 });
     const response = await postPosition(h, 'van 9/"été"\\x', { latitude: 1, longitude: 1, provider: "acme-trackers" });

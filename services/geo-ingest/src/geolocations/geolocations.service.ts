@@ -10,6 +10,7 @@ import { type GeolocationInput, parseTimestamp } from "@dos/contracts";
 import {
   cannotStoreNow,
   fleetLoading,
+  positionRefused,
   providerMismatch,
   providerTokenInvalid,
   providerTokenMissing,
@@ -22,7 +23,7 @@ import {
 } from "../errors.ts";
 import type { FleetCache, VehicleState } from "../fleet/fleet.cache.ts";
 import type { GeoMetrics } from "../metrics.ts";
-import type { PositionWriter } from "../positions/position-writer.ts";
+import { PositionRefused, type PositionWriter } from "../positions/position-writer.ts";
 import { type RateLimiter, trackerKey } from "./rate-limiter.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -108,7 +109,11 @@ export function createGeolocationsService(deps: GeolocationsDeps, options: Geolo
           latitude: body.latitude,
           longitude: body.longitude,
         });
-      } catch {
+      } catch (error) {
+        if (error instanceof PositionRefused) {
+          metrics.outcome.rejected.inc();
+          throw positionRefused();
+        }
         // Not stored: give the tracker its slot back so its retry is served, not refused.
         limiter.refund(key, now, decision.previous);
         metrics.outcome.unavailable.inc();

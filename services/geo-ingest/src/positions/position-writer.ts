@@ -4,11 +4,19 @@
  * only once the statement holding its row has committed. While batches are in flight new
  * rows keep gathering, so batches grow with the load and PostgreSQL sees few, large writes.
  */
-import type { Database } from "@dos/service-kit";
+import { type Database, isDependencyDown } from "@dos/service-kit";
 import type { Logger } from "pino";
 import type { GeoMetrics } from "../metrics.ts";
 import { insertPositions } from "./positions.repository.ts";
 import type { PositionRow } from "./positions.table.ts";
+
+/** The database refused this very row (not the connection): retrying it cannot help. */
+export class PositionRefused extends Error {
+  override name = "PositionRefused";
+  constructor(cause: unknown) {
+    super("the database refused the position", { cause });
+  }
+}
 
 export interface WriterOptions {
   maxRows: number;
@@ -67,9 +75,18 @@ export function createPositionWriter(
       deps.onCommitted(rows);
       for (const item of batch) item.resolve();
     } catch (error) {
+      if (!isDependencyDown(error) && batch.length > 1) {
+        // A row the database refuses (a case validation missed) must not take its batch down:
+        // halve until the rows that can be stored are, and only the culprit is refused.
+        const half = Math.ceil(batch.length / 2);
+        await flush(batch.slice(0, half));
+        await flush(batch.slice(half));
+        return;
+      }
       deps.metrics.writeFailures.inc(rows.length);
       deps.logger.error({ err: error, rows: rows.length }, "position batch could not be written");
-      for (const item of batch) item.reject(error);
+      const reason = isDependencyDown(error) ? error : new PositionRefused(error);
+      for (const item of batch) item.reject(reason);
     }
   };
 
