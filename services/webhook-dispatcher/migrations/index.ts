@@ -1,9 +1,11 @@
 /** webhook-dispatcher's migrations, applied in key order to the `webhooks` schema it owns. */
 import type { Migration } from "kysely/migration";
 import * as webhooks from "./2026_11_21_0001_webhooks.ts";
+import * as queueFunctions from "./2026_11_21_0002_queue_functions.ts";
 
 export const SCHEMA = "webhooks";
 
 export const migrations: Record<string, Migration> = {
   "2026_11_21_0001_webhooks": webhooks,
+  "2026_11_21_0002_queue_functions": queueFunctions,
 };

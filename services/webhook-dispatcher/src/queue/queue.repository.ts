@@ -14,20 +14,14 @@ export interface QueueRef {
 }
 
 /**
- * Takes the advisory locks of queues, always in one global order (endpoint, then delivery), so
- * two transactions locking several queues never deadlock. Locks are re-entrant in a transaction.
+ * Takes the advisory locks of queues (`lock_queues`, migration 0002), always in one global
+ * order, so two transactions locking several queues never deadlock. Re-entrant in a transaction.
  */
 export async function lockQueuePairs(tx: Db, queues: QueueRef[]): Promise<void> {
-  const unique = [...new Map(queues.map((q) => [`${q.endpoint_id}:${q.delivery_id}`, q])).values()].sort((a, b) =>
-    a.endpoint_id < b.endpoint_id ? -1 : a.endpoint_id > b.endpoint_id ? 1 : a.delivery_id - b.delivery_id,
+  if (queues.length === 0) return;
+  await sql`select lock_queues(${queues.map((q) => q.endpoint_id)}::uuid[], ${queues.map((q) => q.delivery_id)}::bigint[])`.execute(
+    tx,
   );
-  if (unique.length === 0) return;
-  await sql`
-    select pg_advisory_xact_lock(hashtextextended(x.e || ':' || x.d::text, 0))
-    from unnest(${unique.map((q) => q.endpoint_id)}::text[], ${unique.map((q) => q.delivery_id)}::bigint[])
-      with ordinality as x(e, d, n)
-    order by x.n
-  `.execute(tx);
 }
 
 /** Takes the advisory locks of the queues of one endpoint. */
@@ -38,32 +32,23 @@ export async function lockQueues(tx: Db, endpointId: string, deliveryIds: number
   );
 }
 
-/** Settles the queues given, endpoint by endpoint. */
+/**
+ * Settles the queues given (`settle_queues`, migration 0002): the lowest pending message of each
+ * becomes its head, unless the current head has already been tried or is being sent.
+ */
 export async function settleQueuePairs(tx: Db, queues: QueueRef[]): Promise<void> {
-  for (const [endpointId, list] of Map.groupBy(queues, (q) => q.endpoint_id)) {
-    await settleQueues(tx, endpointId, [...new Set(list.map((q) => q.delivery_id))]);
-  }
+  if (queues.length === 0) return;
+  await sql`select settle_queues(${queues.map((q) => q.endpoint_id)}::uuid[], ${queues.map((q) => q.delivery_id)}::bigint[])`.execute(
+    tx,
+  );
 }
 
-/**
- * Makes the lowest pending message of each queue its head, unless the current head has already
- * been tried or is being sent (it keeps its place: it may have reached the receiver).
- */
+/** Settles the queues of one endpoint. */
 export async function settleQueues(tx: Db, endpointId: string, deliveryIds: number[]): Promise<void> {
-  await sql`
-    with q as (
-      select m.id, m.next_attempt_at,
-        row_number() over (partition by m.delivery_id order by m.sequence, m.id) as pos,
-        bool_or(m.next_attempt_at is not null and (m.attempts > 0 or m.lease_until is not null))
-          over (partition by m.delivery_id) as started
-      from messages m
-      where m.endpoint_id = ${endpointId} and m.delivery_id = any(${deliveryIds}::bigint[]) and m.state = 'pending'
-    )
-    update messages m
-    set next_attempt_at = case when q.pos = 1 then coalesce(m.next_attempt_at, greatest(now(), m.not_before)) end
-    from q
-    where m.id = q.id and not q.started and (q.pos = 1 or m.next_attempt_at is not null)
-  `.execute(tx);
+  await settleQueuePairs(
+    tx,
+    deliveryIds.map((delivery_id) => ({ endpoint_id: endpointId, delivery_id })),
+  );
 }
 
 /** A message claimed by a worker, with what it needs to send it. */
@@ -79,6 +64,16 @@ export interface ClaimedMessage {
   previous_secret_ciphertext: string | null;
   previous_secret_expires_at: Date | null;
   body: string;
+}
+
+/** A delivered attempt, to be recorded by `finishAndClaim`. */
+export interface DeliveredAttempt {
+  message: ClaimedMessage;
+  /** The lease token of its claim; a message leased anew by another worker is left alone. */
+  token: string;
+  attemptedAt: Date;
+  durationMs: number;
+  statusCode: number;
 }
 
 export interface ClaimOptions {
@@ -99,39 +94,24 @@ export async function relaxDurability(tx: Db): Promise<void> {
   await sql`set local synchronous_commit = off`.execute(tx);
 }
 
-/** Leases up to `limit` due queue heads of enabled endpoints, oldest first, fairly per endpoint. */
-export async function claimDueMessages(db: Db, options: ClaimOptions): Promise<ClaimedMessage[]> {
-  // One statement, its own transaction: the relaxed commit is set inside it (see relaxDurability).
+/**
+ * One worker cycle in one round trip (`finish_and_claim`, migration 0002): records the delivered
+ * attempts, moves their queues to the next heads, then leases up to `limit` due heads of enabled
+ * endpoints, oldest first, fairly per endpoint. Commits relaxed (see relaxDurability).
+ */
+export async function finishAndClaim(
+  db: Db,
+  delivered: DeliveredAttempt[],
+  options: ClaimOptions,
+): Promise<ClaimedMessage[]> {
+  const column = <T>(pick: (d: DeliveredAttempt) => T) => delivered.map(pick);
   const { rows } = await sql<ClaimedMessage>`
-    with relaxed as (select set_config('synchronous_commit', 'off', true)),
-    picked as (
-      select h.id, h.next_attempt_at
-      from endpoints e
-      cross join lateral (
-        select m.id, m.next_attempt_at from messages m
-        where m.endpoint_id = e.id and m.state = 'pending' and m.next_attempt_at <= now()
-          and (m.lease_until is null or m.lease_until <= now())
-        order by m.next_attempt_at
-        limit greatest(0, ${options.perEndpoint}::int - (
-          select count(*) from messages l
-          where l.endpoint_id = e.id and l.state = 'pending' and l.lease_until > now()))
-      ) h
-      where e.status = 'enabled' and e.deleted_at is null
-      order by h.next_attempt_at
-      limit ${options.limit}::int
-    ), locked as (
-      -- Rechecked under the row lock: another replica may have leased it since the snapshot.
-      select m.id from messages m
-      where m.id in (select id from picked) and m.state = 'pending' and m.next_attempt_at <= now()
-        and (m.lease_until is null or m.lease_until <= now())
-      for update skip locked
-    )
-    update messages m
-    set lease_until = now() + make_interval(secs => ${options.leaseMs}::float8 / 1000), lease_token = ${options.token}::uuid
-    from locked, endpoints e, events ev, relaxed
-    where m.id = locked.id and e.id = m.endpoint_id and ev.id = m.event_id
-    returning m.id, m.endpoint_id, m.event_id, m.delivery_id, m.sequence, m.attempts, e.url, e.secret_ciphertext,
-      e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.body
+    select * from finish_and_claim(
+      ${column((d) => d.message.id)}::bigint[], ${column((d) => d.token)}::uuid[],
+      ${column((d) => d.message.endpoint_id)}::uuid[], ${column((d) => d.message.delivery_id)}::bigint[],
+      ${column((d) => d.message.attempts + 1)}::int[], ${column((d) => d.attemptedAt.toISOString())}::timestamptz[],
+      ${column((d) => d.durationMs)}::int[], ${column((d) => d.statusCode)}::int[],
+      ${options.limit}::int, ${options.perEndpoint}::int, ${options.leaseMs}::float8, ${options.token}::uuid)
   `.execute(db);
   return rows;
 }

@@ -1,8 +1,8 @@
 /**
- * Records attempts, a batch per transaction: the attempt log rows, the messages' new states,
- * the endpoints' health (a success clears the failure run; a 410 or a failure run longer than
- * the limit disables the endpoint and dead-letters its pending messages) and the next head of
- * each queue that moved. Successes, the common case, are written with set-based statements.
+ * Records failed attempts, a batch per transaction: the attempt log rows, the messages' new
+ * states, the endpoints' health (a 410 or a failure run longer than the limit disables the
+ * endpoint and dead-letters its pending messages) and the next head of each queue that moved.
+ * Delivered attempts, the common case, are recorded by `finishAndClaim` in the worker's cycle.
  */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
@@ -34,8 +34,8 @@ export interface RecordedAttempt {
   alsoDeadLettered: number;
 }
 
-/** Records a batch of attempts in the transaction; answers in the order given. */
-export async function recordAttempts(
+/** Records a batch of failed attempts in the transaction; answers in the order given. */
+export async function recordFailures(
   tx: Db,
   inputs: AttemptInput[],
   disableAfterMs: number,
@@ -45,40 +45,15 @@ export async function recordAttempts(
     tx,
     inputs.map((i) => i.message),
   );
-  const results = new Map<AttemptInput, RecordedAttempt>();
-  const delivered = inputs.filter((i) => i.decision.outcome === "delivered");
-  if (delivered.length > 0) {
-    await recordDelivered(tx, delivered);
-    for (const input of delivered)
-      results.set(input, { outcome: "delivered", disabledReason: null, alsoDeadLettered: 0 });
-  }
   // Endpoint rows are locked in id order, so two batches never wait on each other in a circle.
-  const failed = inputs
-    .filter((i) => i.decision.outcome !== "delivered")
-    .sort((a, b) => (a.message.endpoint_id < b.message.endpoint_id ? -1 : 1));
-  for (const input of failed) results.set(input, await recordFailure(tx, input, disableAfterMs));
+  const sorted = [...inputs].sort((a, b) => (a.message.endpoint_id < b.message.endpoint_id ? -1 : 1));
+  const results = new Map<AttemptInput, RecordedAttempt>();
+  for (const input of sorted) results.set(input, await recordFailure(tx, input, disableAfterMs));
   await settleQueuePairs(
     tx,
     inputs.filter((i) => results.get(i)?.outcome !== "retrying").map((i) => i.message),
   );
   return inputs.map((i) => results.get(i) as RecordedAttempt);
-}
-
-async function recordDelivered(tx: Db, inputs: AttemptInput[]): Promise<void> {
-  const endpointIds = [...new Set(inputs.map((i) => i.message.endpoint_id))].sort();
-  await sql`
-    update endpoints set failing_since = null
-    where id = any(${endpointIds}::uuid[]) and failing_since is not null
-  `.execute(tx);
-  await sql`
-    update messages m
-    set attempts = m.attempts + 1, lease_until = null, lease_token = null, state = 'delivered',
-        next_attempt_at = null, finished_at = x.at
-    from unnest(${inputs.map((i) => i.message.id)}::bigint[], ${inputs.map((i) => i.token)}::uuid[],
-      ${inputs.map((i) => i.attemptedAt.toISOString())}::timestamptz[]) as x(id, token, at)
-    where m.id = x.id and m.lease_token = x.token and m.state = 'pending'
-  `.execute(tx);
-  await insertAttemptRows(tx, inputs, () => ({ outcome: "delivered", next_attempt_at: null }));
 }
 
 async function recordFailure(tx: Db, input: AttemptInput, disableAfterMs: number): Promise<RecordedAttempt> {
@@ -125,33 +100,24 @@ async function recordFailure(tx: Db, input: AttemptInput, disableAfterMs: number
     .where("state", "=", "pending")
     .execute();
   const outcome = decision.outcome === "delivered" ? "retrying" : decision.outcome;
-  await insertAttemptRows(tx, [input], () => ({ outcome, next_attempt_at: nextAttemptAt }));
+  await tx
+    .insertInto("attempts")
+    .values({
+      message_id: message.id,
+      endpoint_id: message.endpoint_id,
+      attempt: message.attempts + 1,
+      attempted_at: attemptedAt,
+      duration_ms: input.result.durationMs,
+      status_code: input.result.statusCode,
+      error: input.result.error,
+      outcome,
+      next_attempt_at: nextAttemptAt,
+    })
+    .execute();
   const alsoDeadLettered = disabledReason
     ? await deadLetterPending(tx, message.endpoint_id, `endpoint disabled: ${disabledReason}`)
     : 0;
   return { outcome, disabledReason, alsoDeadLettered };
-}
-
-async function insertAttemptRows(
-  tx: Db,
-  inputs: AttemptInput[],
-  state: (input: AttemptInput) => { outcome: RecordedAttempt["outcome"]; next_attempt_at: Date | null },
-): Promise<void> {
-  await tx
-    .insertInto("attempts")
-    .values(
-      inputs.map((input) => ({
-        message_id: input.message.id,
-        endpoint_id: input.message.endpoint_id,
-        attempt: input.message.attempts + 1,
-        attempted_at: input.attemptedAt,
-        duration_ms: input.result.durationMs,
-        status_code: input.result.statusCode,
-        error: input.result.error,
-        ...state(input),
-      })),
-    )
-    .execute();
 }
 
 /** "5 days", "3 h", "12 min", "40 s": how long an endpoint has been failing, for its disabled reason. */
