@@ -1,24 +1,30 @@
 /**
  * Create-delivery throughput against a bare Fastify route in the same run, and p99 latency at
- * a fixed 200 creates/s. Everything real but the pricing service, which a NATS responder of
- * the test suite stands in for (a deterministic price on the real bus): PostgreSQL, NATS, the
+ * a fixed 200 creates/s. Everything is real: PostgreSQL, the pricing service (its own process,
+ * its own database, the account's tariff created through the operator API) over NATS, the
  * outbox relay publishing every event to JetStream. The load comes from a child process, over
- * loopback only. Target: create >= 0.1x bare req/s, p99 <= 50 ms at 200/s.
- * Last line: `ratio: <create/bare>`.
+ * loopback only. Each run also prints the CPU time each party spent per create, a figure the
+ * neighbours' load on a shared machine moves much less than requests/s.
+ * Target: create >= 0.1x bare req/s, p99 <= 50 ms at 200/s. Last line: `ratio: <create/bare>`.
  */
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { createTestDatabase } from "@dos/service-kit/testing";
 import Fastify from "fastify";
 import { outboundBody } from "../test/delivery-fixtures.ts";
-import { createTestAccount, startTestApi } from "../test/fixtures.ts";
-import { startPricingResponder } from "../test/pricing-responder.ts";
+import { createTestAccount, OPS_TOKEN, startTestApi } from "../test/fixtures.ts";
+import { type CpuSample, cpuPerRequest, createCpuMeter } from "./cpu-meter.ts";
 import type { LoadJob, LoadResult } from "./load-generator.ts";
 
 const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const FIXED_RATE = 200;
 const generator = fileURLToPath(new URL("./load-generator.ts", import.meta.url));
+// The pricing service's own entry points: its migrations, and its benchmark's server process.
+const pricingMigrate = fileURLToPath(new URL("../../pricing/src/migrate.ts", import.meta.url));
+const pricingServer = fileURLToPath(new URL("../../pricing/bench/responders.ts", import.meta.url));
 const run = promisify(execFile);
 
 async function load(job: LoadJob): Promise<LoadResult> {
@@ -26,19 +32,62 @@ async function load(job: LoadJob): Promise<LoadResult> {
   return JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as LoadResult;
 }
 
-function describe(name: string, result: LoadResult) {
+function describe(name: string, result: LoadResult, cpu?: [CpuSample, CpuSample]) {
   const { latencyMs: l } = result;
   console.log(
     `${name.padEnd(22)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  ` +
       `p50 ${l.p50} ms  p90 ${l.p90} ms  p99 ${l.p99} ms  max ${l.max} ms  ` +
       `(${result.requests} requests, non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`,
   );
+  if (cpu) console.log(`${"".padEnd(22)} ${cpuPerRequest(cpu[0], cpu[1], result.requests)}`);
 }
 
-const api = await startTestApi({ LOG_LEVEL: "silent", API_PRICING_TIMEOUT_MS: "2000", DATABASE_POOL_SIZE: "20" });
-const pricing = await startPricingResponder(api.config.NATS_NAMESPACE);
+async function measured(job: LoadJob): Promise<[LoadResult, [CpuSample, CpuSample]]> {
+  const before = await sampleCpu();
+  const result = await load(job);
+  return [result, [before, await sampleCpu()]];
+}
+
+/** The real pricing service in its own process, on its own migrated database. */
+async function startPricing(namespace: string) {
+  const database = await createTestDatabase("delivery_bench_pricing");
+  await run(process.execPath, [pricingMigrate], {
+    env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: "warn" },
+    timeout: 30_000,
+  });
+  const child = spawn(process.execPath, [pricingServer, "pricing", namespace, database.url], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const [chunk] = await once(child.stdout, "data");
+  if (!String(chunk).includes("ready")) throw new Error(`pricing did not start: ${chunk}`);
+  return {
+    pid: child.pid ?? 0,
+    async stop() {
+      child.kill("SIGTERM");
+      await once(child, "exit");
+      await database.drop();
+    },
+  };
+}
+
+const api = await startTestApi({ LOG_LEVEL: "silent", API_PRICING_TIMEOUT_MS: "2000" });
+const pricing = await startPricing(api.config.NATS_NAMESPACE);
 const account = await createTestAccount(api.db);
+const tariff = await api.app.inject({
+  method: "POST",
+  url: `/ops/v1/accounts/${account.accountId}/tariffs`,
+  headers: { authorization: `Bearer ${OPS_TOKEN}` },
+  payload: {
+    base_cents: { outbound: 900, inbound: 1100, other: 1400 },
+    per_package_cents: 100,
+    weight_bands: [{ from_kg: 10, cents: 250 }],
+    slot_surcharges: [{ shorter_than_minutes: 60, cents: 500 }],
+    minimum_cents: 1000,
+  },
+});
+if (tariff.statusCode !== 201) throw new Error(`tariff refused: ${tariff.body}`);
 await api.start();
+const sampleCpu = createCpuMeter(api.pool, pricing.pid);
 const apiUrl = await api.app.listen({ host: "127.0.0.1", port: 0 });
 
 // The same request shape through Fastify with no work behind it: what the machine allows.
@@ -64,10 +113,12 @@ try {
   const bareResult = await load(job(`${bareUrl}/bare`));
   describe("bare fastify route", bareResult);
   await load(job(`${apiUrl}/api/v2/deliveries`, { durationSeconds: 2 }));
-  const createResult = await load(job(`${apiUrl}/api/v2/deliveries`));
-  describe("create delivery", createResult);
-  const fixed = await load(job(`${apiUrl}/api/v2/deliveries`, { connections: 64, ratePerSecond: FIXED_RATE }));
-  describe(`create at ${FIXED_RATE}/s`, fixed);
+  const [createResult, createCpu] = await measured(job(`${apiUrl}/api/v2/deliveries`));
+  describe("create delivery", createResult, createCpu);
+  const [fixed, fixedCpu] = await measured(
+    job(`${apiUrl}/api/v2/deliveries`, { connections: 64, ratePerSecond: FIXED_RATE }),
+  );
+  describe(`create at ${FIXED_RATE}/s`, fixed, fixedCpu);
   const failures = createResult.non2xx + createResult.errors + fixed.non2xx + fixed.errors;
   const ratio = createResult.requestsPerSecond / bareResult.requestsPerSecond;
   console.log(

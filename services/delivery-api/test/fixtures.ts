@@ -19,6 +19,7 @@ export const OPS_TOKEN = "ops-token-for-tests-0123456789abcdef";
 export interface TestApi {
   app: FastifyInstance;
   db: Kysely<DB>;
+  pool: ReturnType<typeof createDatabase>["pool"];
   config: Config;
   nats: Awaited<ReturnType<typeof connectNats>>;
   /** Starts background work (the outbox relay) as main.ts would after listen. */
@@ -43,7 +44,12 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
   });
   const logger = createLogger("delivery-api-test", config.LOG_LEVEL);
   const lifecycle = createLifecycle(logger);
-  const database = createDatabase({ url: config.DATABASE_URL, schema: SCHEMA, applicationName: "delivery-api-test" });
+  const database = createDatabase({
+    url: config.DATABASE_URL,
+    schema: SCHEMA,
+    applicationName: "delivery-api-test",
+    poolSize: config.DATABASE_POOL_SIZE,
+  });
   await migrate(database.db, { schema: SCHEMA, migrations });
   const nats = await connectNats(config.NATS_URL, "delivery-api-test", logger);
   await ensureTopology(nats.nc, { namespace: config.NATS_NAMESPACE });
@@ -52,6 +58,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
   return {
     app: built.app,
     db: database.db as Kysely<DB>,
+    pool: database.pool,
     config,
     nats,
     start: async () => built.start?.(),

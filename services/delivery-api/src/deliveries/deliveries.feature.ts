@@ -10,6 +10,7 @@ import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
 import { createOutboxRelay } from "../outbox/outbox.relay.ts";
 import { createPricingClient } from "../pricing/pricing.client.ts";
+import { createCatalogueLoader } from "./catalogue.repository.ts";
 import { deliveriesOpsRoutes } from "./deliveries.ops-routes.ts";
 import { deliveriesRoutes } from "./deliveries.routes.ts";
 import { createDeliveriesService } from "./deliveries.service.ts";
@@ -36,6 +37,7 @@ export function createDeliveriesFeature({ config, db, database, nats, logger }: 
     db,
     pricing,
     names: natsNames(config.NATS_NAMESPACE),
+    catalogues: createCatalogueLoader(db),
     writer: createNewDeliveryWriter(db),
     trackingBaseUrl: `${config.API_PUBLIC_URL.replace(/\/+$/, "")}/track`,
   };

@@ -5,78 +5,7 @@
 import { type Insertable, sql, type Updateable } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TaskKind, TasksTable } from "./deliveries.table.ts";
-import type { PlaceData, StoredDelivery } from "./delivery-draft.ts";
-import type { BodyReferences, CatalogueType } from "./rule-context.ts";
-
-export interface Catalogue {
-  /** The id and creation time of the delivery a create or redelivery is about to write. */
-  stamp: NewDeliveryStamp | null;
-  defaultPlace: PlaceData | null;
-  savedAddresses: Map<number, PlaceData>;
-  packageTypes: Map<number, CatalogueType>;
-  zones: Map<string, { latitude: number; longitude: number }>;
-}
-
-export interface NewDeliveryStamp {
-  id: number;
-  createdAt: Date;
-}
-
-type PlaceRow = PlaceData & { id: number };
-type ZoneRow = { postal_code: string; latitude: number; longitude: number };
-
-const PLACE_FIELDS = sql.raw(
-  "recipient_name, recipient_phone, recipient_email, company_name, address, postal_code, city, " +
-    "address_instructions, latitude, longitude",
-);
-
-/**
- * The account's default place and the catalogue entries a body names, in one round trip; with
- * `stamp`, also the id and creation time (to the millisecond the API shows) of a new delivery,
- * so that it can be written in one statement without being read back.
- */
-export async function loadCatalogue(
-  db: Db,
-  accountId: number,
-  refs: BodyReferences,
-  options: { stamp: boolean },
-): Promise<Catalogue> {
-  const { rows } = await sql<{
-    new_id: number | null;
-    created_at: Date;
-    default_place: PlaceData | null;
-    saved: PlaceRow[];
-    types: Array<CatalogueType & { volume_dm3: number | string; weight_kg: number | string }>;
-    zones: ZoneRow[];
-  }>`
-    select
-      case when ${options.stamp} then nextval('deliveries_id_seq') end as new_id,
-      date_trunc('milliseconds', now()) as created_at,
-      (select to_jsonb(p) from (select ${PLACE_FIELDS} from places
-        where account_id = ${accountId} and kind = 'default') p) as default_place,
-      (select coalesce(jsonb_agg(p), '[]') from (select id, ${PLACE_FIELDS} from places
-        where account_id = ${accountId} and kind = 'saved' and id = any(${refs.savedAddressIds}::bigint[])) p) as saved,
-      (select coalesce(jsonb_agg(t), '[]') from (select id, name, volume_dm3, weight_kg, fragility, temperature,
-        is_size_category from package_types where account_id = ${accountId} and archived_at is null
-        and id = any(${refs.packageTypeIds}::bigint[])) t) as types,
-      (select coalesce(jsonb_agg(z), '[]') from (select postal_code, latitude, longitude from delivery_zones
-        where account_id = ${accountId} and postal_code = any(${refs.postalCodes}::text[])) z) as zones
-  `.execute(db);
-  const row = rows[0];
-  if (!row) throw new Error("catalogue query returned no row");
-  return {
-    stamp: row.new_id === null ? null : { id: row.new_id, createdAt: row.created_at },
-    defaultPlace: row.default_place,
-    savedAddresses: new Map(row.saved.map(({ id, ...place }) => [Number(id), place])),
-    packageTypes: new Map(
-      row.types.map((t) => [
-        Number(t.id),
-        { ...t, id: Number(t.id), volume_dm3: Number(t.volume_dm3), weight_kg: Number(t.weight_kg) },
-      ]),
-    ),
-    zones: new Map(row.zones.map((z) => [z.postal_code, { latitude: z.latitude, longitude: z.longitude }])),
-  };
-}
+import type { StoredDelivery } from "./delivery-draft.ts";
 
 /** A delivery with its tasks and packages; `forUpdate` locks the delivery row until the transaction ends. */
 export async function findDelivery(

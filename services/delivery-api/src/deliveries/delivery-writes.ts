@@ -16,8 +16,8 @@ import type { Kysely } from "kysely";
 import type { ClientAccount } from "../auth/client-auth.ts";
 import type { DB, Db } from "../db/database.ts";
 import { appendDeliveryEvent, deliveryEvent } from "../outbox/outbox.repository.ts";
+import type { CatalogueLoader, NewDeliveryStamp } from "./catalogue.repository.ts";
 import { deliveryValues, packageValues, presentDelivery, taskValues } from "./deliveries.mappers.ts";
-import { loadCatalogue, type NewDeliveryStamp } from "./deliveries.repository.ts";
 import { clientTasks, type DeliveryDraft, type StoredDelivery } from "./delivery-draft.ts";
 import type { NewDeliveryRows, NewDeliveryWrite } from "./new-deliveries.repository.ts";
 import type { NewDeliveryWriter } from "./new-delivery-writer.ts";
@@ -32,6 +32,8 @@ export interface DeliveriesDeps {
   db: Kysely<DB>;
   pricing: DeliveryPricing;
   names: NatsNames;
+  /** Reads the catalogue of concurrent requests together; see catalogue.repository.ts. */
+  catalogues: CatalogueLoader;
   /** Writes keyless creates together (group commit); see new-delivery-writer.ts. */
   writer: NewDeliveryWriter;
   /** Public base of tracking links: `<API_PUBLIC_URL>/track`. */
@@ -46,7 +48,7 @@ export async function ruleContext(
   refs: BodyReferences,
   now: Date,
 ): Promise<RuleContext> {
-  const { stamp: _, ...catalogue } = await loadCatalogue(deps.db, account.id, refs, { stamp: false });
+  const { stamp: _, ...catalogue } = await deps.catalogues.load({ accountId: account.id, refs, stamp: false });
   return { now, account, ...catalogue };
 }
 
@@ -57,7 +59,7 @@ export async function newDeliveryContext(
   refs: BodyReferences,
   now: Date,
 ): Promise<{ ctx: RuleContext; stamp: NewDeliveryStamp }> {
-  const { stamp, ...catalogue } = await loadCatalogue(deps.db, account.id, refs, { stamp: true });
+  const { stamp, ...catalogue } = await deps.catalogues.load({ accountId: account.id, refs, stamp: true });
   if (!stamp) throw new Error("the catalogue query gave no new delivery id");
   return { ctx: { now, account, ...catalogue }, stamp };
 }

@@ -73,6 +73,7 @@ export async function appendDeliveryEvent(db: Db, names: NatsNames, event: NewDe
 
 export interface OutboxRow {
   id: string;
+  delivery_id: number;
   subject: string;
   /** The event as JSON text, published as it is (no parse and re-serialisation per event). */
   payload: string;
@@ -82,7 +83,7 @@ export interface OutboxRow {
 export function unpublishedEvents(db: Db, limit: number): Promise<OutboxRow[]> {
   return db
     .selectFrom("outbox")
-    .select(["id", "subject", sql<string>`payload::text`.as("payload")])
+    .select(["id", "delivery_id", "subject", sql<string>`payload::text`.as("payload")])
     .where("published_at", "is", null)
     .orderBy("occurred_at")
     .orderBy("delivery_id")

@@ -1,0 +1,63 @@
+/**
+ * CPU time spent by each party of a create during a run, from Linux /proc (10 ms ticks): this
+ * process (the API and its outbox relay), the PostgreSQL backends of the API's database, the
+ * pricing process and the NATS server. On a shared 2-core machine requests/s move with the
+ * neighbours' load; CPU per create does much less, so it says whether a change paid.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import type pg from "pg";
+
+export interface CpuSample {
+  api: number;
+  postgres: number;
+  pricing: number;
+  nats: number;
+}
+
+function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    // The process ended between listing and reading.
+    return 0;
+  }
+}
+
+function natsServerPid(): number | null {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "nats-server") return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return null;
+}
+
+export function createCpuMeter(pool: pg.Pool, pricingPid: number) {
+  const natsPid = natsServerPid();
+  return async function sample(): Promise<CpuSample> {
+    const { rows } = await pool.query<{ pid: number }>(
+      "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
+    );
+    const usage = process.cpuUsage();
+    return {
+      api: (usage.user + usage.system) / 1000,
+      postgres: rows.reduce((sum, { pid }) => sum + processCpuMs(pid), 0),
+      pricing: processCpuMs(pricingPid),
+      nats: natsPid === null ? 0 : processCpuMs(natsPid),
+    };
+  };
+}
+
+/** CPU ms per request between two samples, per party. */
+export function cpuPerRequest(before: CpuSample, after: CpuSample, requests: number): string {
+  const per = (key: keyof CpuSample) => ((after[key] - before[key]) / Math.max(1, requests)).toFixed(2);
+  const total = (Object.keys(before) as Array<keyof CpuSample>).reduce(
+    (sum, key) => sum + (after[key] - before[key]) / Math.max(1, requests),
+    0,
+  );
+  return `CPU ms/create: api ${per("api")} + postgres ${per("postgres")} + pricing ${per("pricing")} + nats ${per("nats")} = ${total.toFixed(2)}`;
+}

@@ -1,0 +1,107 @@
+/**
+ * What the delivery rules read from the account's catalogue: its default place and the saved
+ * addresses, package types and zones a body names. Concurrent requests share one query (see
+ * batcher.ts): one row per request, each scoped to its own account.
+ */
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import { createBatcher } from "./batcher.ts";
+import type { PlaceData } from "./delivery-draft.ts";
+import type { BodyReferences, CatalogueType } from "./rule-context.ts";
+
+export interface Catalogue {
+  /** The id and creation time of the delivery a create or redelivery is about to write. */
+  stamp: NewDeliveryStamp | null;
+  defaultPlace: PlaceData | null;
+  savedAddresses: Map<number, PlaceData>;
+  packageTypes: Map<number, CatalogueType>;
+  zones: Map<string, { latitude: number; longitude: number }>;
+}
+
+export interface NewDeliveryStamp {
+  id: number;
+  createdAt: Date;
+}
+
+export interface CatalogueRequest {
+  accountId: number;
+  refs: BodyReferences;
+  /**
+   * Also take the id and creation time (to the millisecond the API shows) of a new delivery, so
+   * that it can be written in one statement without being read back.
+   */
+  stamp: boolean;
+}
+
+export interface CatalogueLoader {
+  load(request: CatalogueRequest): Promise<Catalogue>;
+}
+
+export function createCatalogueLoader(db: Db): CatalogueLoader {
+  const batcher = createBatcher((requests: CatalogueRequest[]) => loadCatalogues(db, requests), {
+    maxBatch: 100,
+    concurrency: 4,
+  });
+  return { load: (request) => batcher.run(request) };
+}
+
+type PlaceRow = PlaceData & { id: number };
+type ZoneRow = { postal_code: string; latitude: number; longitude: number };
+type TypeRow = CatalogueType & { volume_dm3: number | string; weight_kg: number | string };
+
+const PLACE_FIELDS = sql.raw(
+  "recipient_name, recipient_phone, recipient_email, company_name, address, postal_code, city, " +
+    "address_instructions, latitude, longitude",
+);
+
+/** The catalogue of each request, in order, in one round trip. */
+export async function loadCatalogues(db: Db, requests: CatalogueRequest[]): Promise<Catalogue[]> {
+  const input = requests.map((request, ord) => ({
+    ord,
+    account_id: request.accountId,
+    stamp: request.stamp,
+    saved_ids: request.refs.savedAddressIds,
+    type_ids: request.refs.packageTypeIds,
+    // As a text parameter would be: a lone surrogate cannot travel in JSON, U+FFFD can.
+    postal_codes: request.refs.postalCodes.map((code) => code.toWellFormed()),
+  }));
+  const { rows } = await sql<{
+    new_id: number | null;
+    created_at: Date;
+    default_place: PlaceData | null;
+    saved: PlaceRow[];
+    types: TypeRow[];
+    zones: ZoneRow[];
+  }>`
+    select
+      case when r.stamp then nextval('deliveries_id_seq') end as new_id,
+      date_trunc('milliseconds', now()) as created_at,
+      (select to_jsonb(p) from (select ${PLACE_FIELDS} from places
+        where account_id = r.account_id and kind = 'default') p) as default_place,
+      (select coalesce(jsonb_agg(p), '[]') from (select id, ${PLACE_FIELDS} from places
+        where account_id = r.account_id and kind = 'saved'
+        and id in (select jsonb_array_elements_text(r.saved_ids)::bigint)) p) as saved,
+      (select coalesce(jsonb_agg(t), '[]') from (select id, name, volume_dm3, weight_kg, fragility, temperature,
+        is_size_category from package_types where account_id = r.account_id and archived_at is null
+        and id in (select jsonb_array_elements_text(r.type_ids)::bigint)) t) as types,
+      (select coalesce(jsonb_agg(z), '[]') from (select postal_code, latitude, longitude from delivery_zones
+        where account_id = r.account_id
+        and postal_code in (select jsonb_array_elements_text(r.postal_codes))) z) as zones
+    from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as r(ord integer, account_id bigint, stamp boolean,
+      saved_ids jsonb, type_ids jsonb, postal_codes jsonb)
+    order by r.ord
+  `.execute(db);
+  if (rows.length !== requests.length) throw new Error("catalogue query lost a request");
+  return rows.map((row) => ({
+    stamp: row.new_id === null ? null : { id: row.new_id, createdAt: row.created_at },
+    defaultPlace: row.default_place,
+    savedAddresses: new Map(row.saved.map(({ id, ...place }) => [Number(id), place])),
+    packageTypes: new Map(
+      row.types.map((t) => [
+        Number(t.id),
+        { ...t, id: Number(t.id), volume_dm3: Number(t.volume_dm3), weight_kg: Number(t.weight_kg) },
+      ]),
+    ),
+    zones: new Map(row.zones.map((z) => [z.postal_code, { latitude: z.latitude, longitude: z.longitude }])),
+  }));
+}
