@@ -15,6 +15,11 @@ import type { RoundsService } from "../rounds/rounds.service.ts";
 import type { TasksService } from "../rounds/tasks.service.ts";
 
 export const FAIL_MARKER = "[fail]";
+/** A 1×1 PNG: the simulated signature and picture. */
+const SIMULATED_PROOF_PNG = Buffer.from(
+  "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082",
+  "hex",
+);
 const MOVES = 5;
 const LAST_STEP = 4 + MOVES;
 
@@ -116,6 +121,9 @@ export function createCourierSimulator(deps: SimulatorDeps) {
           notes: "Simulated failure",
         });
       } else {
+        // Proof as a real messenger leaves it, so integrators see every completion field filled.
+        await deps.tasks.upload(dropoff.id, "signature", "image/png", SIMULATED_PROOF_PNG);
+        await deps.tasks.upload(dropoff.id, "picture", "image/png", SIMULATED_PROOF_PNG);
         await deps.tasks.complete(dropoff.id, { accepted_by: dropoff.recipient_name, notes: "Simulated delivery" });
       }
       if (roundId !== null) await deps.rounds.end(roundId);
@@ -130,12 +138,18 @@ export function createCourierSimulator(deps: SimulatorDeps) {
         const row = await trx
           .selectFrom("simulated_deliveries as s")
           .innerJoin("courier_simulators as c", "c.account_id", "s.account_id")
+          .innerJoin("accounts as a", "a.id", "s.account_id")
           .select(["s.delivery_id", "s.round_id", "s.step", "c.step_ms"])
+          // Switched off (or the account moved to production): its deliveries stop where they are.
+          .where("c.enabled", "=", true)
+          .where("a.environment", "=", "test")
           .where("s.done", "=", false)
           .where("s.next_at", "<=", sql<Date>`now()`)
           .orderBy("s.next_at")
           .limit(1)
-          .forUpdate()
+          // Only the simulation row: the steps below write from other connections, and a lock on
+          // the account row would block their foreign-key checks (and every create of the account).
+          .forUpdate("s")
           .skipLocked()
           .executeTakeFirst();
         if (!row) return false;
