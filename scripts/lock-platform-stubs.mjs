@@ -17,8 +17,8 @@ const lock = JSON.parse(readFileSync(lockPath, "utf8"));
 
 /** os, cpu and libc read off a platform package's name, e.g. `cli-linux-arm64-musl`, `darwin-64`. */
 function platformOf(name) {
-  const os = ["android", "darwin", "linux", "win32", "freebsd", "openbsd", "sunos", "aix", "netbsd", "windows"].find((o) =>
-    new RegExp(`(^|[-/])${o}([-]|$)`).test(name),
+  const os = ["android", "darwin", "linux", "win32", "freebsd", "openbsd", "sunos", "aix", "netbsd", "windows"].find(
+    (o) => new RegExp(`(^|[-/])${o}([-]|$)`).test(name),
   );
   const cpu = ["arm64", "x64", "ia32", "arm", "64", "s390x", "ppc64", "riscv64", "loong64"].find((c) =>
     new RegExp(`-${c}(-|$)`).test(name),

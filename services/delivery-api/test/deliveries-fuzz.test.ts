@@ -75,6 +75,7 @@ const hostileString = fc.oneof(
     "<script>alert(1)</script>",
     "../../etc/passwd",
     "%00",
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a hostile string, sent as it is
     "${jndi:ldap://x}",
     "2026-02-30T10:00:00.000+01:00",
     "2020-01-01T00:00:00.000+00:00",
