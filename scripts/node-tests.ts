@@ -11,6 +11,8 @@ export interface NodeTestOptions {
   patterns: string[];
   env: Record<string, string>;
   concurrency?: number;
+  /** Checks that failed before the tests ran (lint, typecheck): each counts as one failed test. */
+  failedChecks?: string[];
 }
 
 /** Runs the tests; the summary reporter's line is printed after the run, so it is the last line. */
@@ -40,6 +42,11 @@ export async function runNodeTests(options: NodeTestOptions): Promise<number> {
     summary = readFileSync(summaryFile, "utf8");
   } catch {}
   rmSync(summaryFile, { force: true });
+  const failedChecks = options.failedChecks ?? [];
+  if (failedChecks.length > 0) {
+    summary = summary.replace(/(\d+) failed/, (_, n) => `${Number(n) + failedChecks.length} failed`);
+    summary = `failed checks: ${failedChecks.join(", ")}\n${summary}`;
+  }
   process.stdout.write(`\n${summary}`);
-  return code;
+  return failedChecks.length > 0 ? 1 : code;
 }

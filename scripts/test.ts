@@ -12,26 +12,30 @@ const started = Date.now();
 const infra = await resolveInfrastructure();
 const env = { ...process.env, ...infra.env, TURBO_TELEMETRY_DISABLED: "1" };
 
-const steps: Array<[string, string, string[]]> = [
-  ["build", "npx", ["turbo", "run", "build", "--output-logs=errors-only"]],
-  ["lint and format", "npx", ["biome", "ci", "."]],
-  ["typecheck", "npx", ["turbo", "run", "typecheck", "--output-logs=errors-only"]],
-];
-for (const [label, command, args] of steps) {
+const run = (label: string, command: string, args: string[]) => {
   process.stdout.write(`test: ${label}\n`);
-  const result = spawnSync(command, args, { cwd: root, env, stdio: "inherit" });
-  if (result.status !== 0) {
-    process.stdout.write(`\ntests: 0 passed, 1 failed (${label} failed)\n`);
-    await infra.release();
-    process.exit(1);
-  }
+  return spawnSync(command, args, { cwd: root, env, stdio: "inherit" }).status === 0;
+};
+
+// Without a build nothing can run; lint and typecheck failures are counted and the tests still run.
+if (!run("build", "npx", ["turbo", "run", "build", "--output-logs=errors-only"])) {
+  process.stdout.write("\ntests: 0 passed, 1 failed (the build failed)\n");
+  await infra.release();
+  process.exit(1);
 }
+const failedChecks: string[] = [];
+if (!run("lint and format", "npx", ["biome", "ci", "--colors=off", "."])) failedChecks.push("lint and format");
+const typechecked =
+  run("typecheck", "npx", ["turbo", "run", "typecheck", "--output-logs=errors-only"]) &&
+  run("typecheck scripts", "npx", ["tsc", "-p", "tsconfig.json"]);
+if (!typechecked) failedChecks.push("typecheck");
 
 process.stdout.write("test: running tests\n");
 const code = await runNodeTests({
   cwd: root,
   patterns: ["libs/*/src/**/*.test.ts", "services/*/test/**/*.test.ts", "e2e/test/**/*.test.ts"],
   env: infra.env,
+  failedChecks,
 });
 await infra.release();
 process.stderr.write(`test: finished in ${Math.round((Date.now() - started) / 1000)} s\n`);
