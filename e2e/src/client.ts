@@ -16,14 +16,25 @@ export interface SeededAccount {
   saved_address_ids: number[];
 }
 
-/** Runs the demo seed against the system's database (as `npm start` does) and returns its accounts. */
-export function seedAccounts(system: SystemUnderTest): SeededAccount[] {
+export interface SeededVehicle {
+  external_id: string;
+  provider: string;
+  active: boolean;
+}
+
+/** Runs the demo seed against the system's database (as `npm start` does): accounts and vehicles. */
+export function seedDemo(system: SystemUnderTest): { accounts: SeededAccount[]; vehicles: SeededVehicle[] } {
   const result = spawnSync(process.execPath, [path.join(root, "services/delivery-api/dist/src/seed/seed-command.js")], {
     env: { ...process.env, ...system.env, DEMO_SEED_SECRET: "e2e-demo-seed-secret" },
     encoding: "utf8",
   });
   if (result.status !== 0) throw new Error(`seed failed: ${result.stderr}`);
-  return (JSON.parse(result.stdout) as { accounts: SeededAccount[] }).accounts;
+  return JSON.parse(result.stdout);
+}
+
+/** The demo seed's client accounts. */
+export function seedAccounts(system: SystemUnderTest): SeededAccount[] {
+  return seedDemo(system).accounts;
 }
 
 export interface ApiResponse {

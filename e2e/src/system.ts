@@ -16,6 +16,7 @@ export interface SystemUnderTest extends RunningSystem {
 
 export async function bootSystemUnderTest(extraEnv: Record<string, string> = {}): Promise<SystemUnderTest> {
   const database = await createTestDatabase("e2e");
+  const basePort = await freePortRange(4);
   const env = {
     DATABASE_URL: database.url,
     NATS_URL: testInfra().natsUrl,
@@ -25,10 +26,11 @@ export async function bootSystemUnderTest(extraEnv: Record<string, string> = {})
     WEBHOOKS_SECRET_KEY: "e2e-webhooks-secret-key-0123456789abcdef",
     // The receivers of the tests listen on loopback, which webhooks may reach only when allowed.
     WEBHOOKS_ALLOWED_HOSTS: "127.0.0.0/8,::1",
+    // tracking_url and media URLs point at this delivery-api (the first port of the range).
+    API_PUBLIC_URL: `http://127.0.0.1:${basePort}`,
     ...extraEnv,
   };
   await migrateAll(env);
-  const basePort = await freePortRange(4);
   const system = await startSystem({ env, basePort });
   return {
     ...system,
