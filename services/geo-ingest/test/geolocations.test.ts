@@ -1,7 +1,6 @@
 /** POST /external/vehicles/{vehicle_id}/geolocations as a tracker provider meets it. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { waitFor } from "@dos/service-kit/testing";
 import { type Harness, postPosition, startHarness } from "./harness.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -220,85 +219,5 @@ describe("geolocation creation", () => {
       [12],
     );
     assert.equal(rest.json().next_after, null);
-  });
-});
-
-describe("latest position on the bus", () => {
-  let h: Harness;
-  before(async () => {
-    h = await startHarness("geo_bus");
-  });
-  after(() => h.close());
-
-  test("the latest position of an active vehicle is published on the bus", async () => {
-    const { jetstreamManager } = await import("@nats-io/jetstream");
-    const { natsNames } = await import("@dos/contracts");
-    const names = natsNames(h.namespace);
-    await h.putVehicle({ vehicle_external_id: "VAN-BUS", active_round_id: 603 });
-    const older = Date.now() - 4000;
-    const newer = Date.now() - 2000;
-    // The newer position first: the older one, arriving late, must not become "latest".
-    const post = (ms: number, tracker: number) =>
-      postPosition(h, "VAN-BUS", {
-        timestamp: iso(ms),
-        latitude: ms === newer ? 2 : 1,
-        longitude: 3,
-        provider: "acme-trackers",
-        tracker_id: tracker,
-      });
-    assert.equal((await post(newer, 1)).statusCode, 200);
-    assert.equal((await post(older, 2)).statusCode, 200);
-    const jsm = await jetstreamManager(h.nats.nc);
-    const message = await waitFor(
-      async () =>
-        (await jsm.streams.getMessage(names.streams.vehiclePositions, {
-          last_by_subj: names.subjects.vehiclePosition("VAN-BUS"),
-        })) ?? undefined,
-      5000,
-      "the latest position on VEHICLE_POSITIONS",
-    );
-    assert.deepEqual(message?.json(), {
-      vehicle_external_id: "VAN-BUS",
-      round_id: 603,
-      latitude: 2,
-      longitude: 3,
-      recorded_at: iso(newer).replace("Z", "+00:00"),
-      received_at: message?.json<{ received_at: string }>().received_at,
-      provider: "acme-trackers",
-      tracker_id: 1,
-    });
-  });
-});
-
-describe("provider token", () => {
-  let h: Harness;
-  const token = "s3cret-provider-token";
-  before(async () => {
-    h = await startHarness("geo_token");
-  });
-  after(() => h.close());
-
-  test("when the fleet entry carries a token hash, requests must carry the matching X-Provider-Token", async () => {
-    const { createHash } = await import("node:crypto");
-    const hash = createHash("sha256").update(token).digest("hex");
-    await h.putVehicle({ vehicle_external_id: "VAN-TOKEN", active_round_id: 601, provider_token_sha256: hash });
-    const body = (tracker: number) => ({ latitude: 1, longitude: 1, provider: "acme-trackers", tracker_id: tracker });
-
-    const missing = await postPosition(h, "VAN-TOKEN", body(1));
-    assert.equal(missing.statusCode, 401);
-    assert.deepEqual(missing.json(), { errors: ["X-Provider-Token is required for this vehicle"] });
-    const wrong = await postPosition(h, "VAN-TOKEN", body(1), { "x-provider-token": "guess" });
-    assert.equal(wrong.statusCode, 401);
-    assert.deepEqual(wrong.json(), { errors: ["X-Provider-Token is invalid"] });
-    // Refused requests do not use up the tracker's rate.
-    const right = await postPosition(h, "VAN-TOKEN", body(1), { "x-provider-token": token });
-    assert.equal(right.statusCode, 200);
-    assert.equal((await h.positions("VAN-TOKEN")).length, 1);
-  });
-
-  test("a vehicle without a token hash needs no header (the spec's behaviour)", async () => {
-    await h.putVehicle({ vehicle_external_id: "VAN-OPEN", active_round_id: 602 });
-    const response = await postPosition(h, "VAN-OPEN", { latitude: 1, longitude: 1, provider: "acme-trackers" });
-    assert.equal(response.statusCode, 200);
   });
 });

@@ -4,7 +4,7 @@
  * only once the statement holding its row has committed. While batches are in flight new
  * rows keep gathering, so batches grow with the load and PostgreSQL sees few, large writes.
  */
-import { type Database, isDependencyDown } from "@dos/service-kit";
+import type { Database } from "@dos/service-kit";
 import type { Logger } from "pino";
 import type { GeoMetrics } from "../metrics.ts";
 import { insertPositions } from "./positions.repository.ts";
@@ -42,6 +42,9 @@ interface Pending {
   reject(error: unknown): void;
 }
 
+/** SQLSTATE classes 22 (data exception) and 23 (integrity): the rows, not the database, are at fault. */
+const refusesData = (error: unknown) => /^2[23]/.test(String((error as { code?: unknown })?.code ?? ""));
+
 const byVehicleAndTime = (a: Pending, b: Pending) =>
   a.row.vehicleExternalId < b.row.vehicleExternalId
     ? -1
@@ -75,7 +78,7 @@ export function createPositionWriter(
       deps.onCommitted(rows);
       for (const item of batch) item.resolve();
     } catch (error) {
-      if (!isDependencyDown(error) && batch.length > 1) {
+      if (refusesData(error) && batch.length > 1) {
         // A row the database refuses (a case validation missed) must not take its batch down:
         // halve until the rows that can be stored are, and only the culprit is refused.
         const half = Math.ceil(batch.length / 2);
@@ -85,7 +88,7 @@ export function createPositionWriter(
       }
       deps.metrics.writeFailures.inc(rows.length);
       deps.logger.error({ err: error, rows: rows.length }, "position batch could not be written");
-      const reason = isDependencyDown(error) ? error : new PositionRefused(error);
+      const reason = refusesData(error) ? new PositionRefused(error) : error;
       for (const item of batch) item.reject(reason);
     }
   };
