@@ -3,10 +3,11 @@
  * addresses, package types and zones a body names. Concurrent requests share one query (see
  * batcher.ts): one row per request, each scoped to its own account.
  */
-import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import { type Kysely, sql } from "kysely";
+import type { DB } from "../db/database.ts";
 import { createBatcher } from "./batcher.ts";
 import type { PlaceData } from "./delivery-draft.ts";
+import { type Pool, runNamed } from "./named-statement.ts";
 import type { BodyReferences, CatalogueType } from "./rule-context.ts";
 
 export interface Catalogue {
@@ -37,8 +38,8 @@ export interface CatalogueLoader {
   load(request: CatalogueRequest): Promise<Catalogue>;
 }
 
-export function createCatalogueLoader(db: Db): CatalogueLoader {
-  const batcher = createBatcher((requests: CatalogueRequest[]) => loadCatalogues(db, requests), {
+export function createCatalogueLoader(db: Kysely<DB>, pool: Pool): CatalogueLoader {
+  const batcher = createBatcher((requests: CatalogueRequest[]) => loadCatalogues(db, pool, requests), {
     maxBatch: 100,
     concurrency: 4,
   });
@@ -55,7 +56,7 @@ const PLACE_FIELDS = sql.raw(
 );
 
 /** The catalogue of each request, in order, in one round trip. */
-export async function loadCatalogues(db: Db, requests: CatalogueRequest[]): Promise<Catalogue[]> {
+export async function loadCatalogues(db: Kysely<DB>, pool: Pool, requests: CatalogueRequest[]): Promise<Catalogue[]> {
   const input = requests.map((request, ord) => ({
     ord,
     account_id: request.accountId,
@@ -65,7 +66,7 @@ export async function loadCatalogues(db: Db, requests: CatalogueRequest[]): Prom
     // As a text parameter would be: a lone surrogate cannot travel in JSON, U+FFFD can.
     postal_codes: request.refs.postalCodes.map((code) => code.toWellFormed()),
   }));
-  const { rows } = await sql<{
+  const query = sql<{
     new_id: number | null;
     created_at: Date;
     default_place: PlaceData | null;
@@ -90,7 +91,8 @@ export async function loadCatalogues(db: Db, requests: CatalogueRequest[]): Prom
     from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as r(ord integer, account_id bigint, stamp boolean,
       saved_ids jsonb, type_ids jsonb, postal_codes jsonb)
     order by r.ord
-  `.execute(db);
+  `;
+  const rows = await runNamed(db, pool, "delivery_catalogues", query);
   if (rows.length !== requests.length) throw new Error("catalogue query lost a request");
   return rows.map((row) => ({
     stamp: row.new_id === null ? null : { id: row.new_id, createdAt: row.created_at },

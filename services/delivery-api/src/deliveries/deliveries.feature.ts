@@ -37,8 +37,8 @@ export function createDeliveriesFeature({ config, db, database, nats, logger }: 
     db,
     pricing,
     names: natsNames(config.NATS_NAMESPACE),
-    catalogues: createCatalogueLoader(db),
-    writer: createNewDeliveryWriter(db),
+    catalogues: createCatalogueLoader(db, database.pool),
+    writer: createNewDeliveryWriter(db, database.pool),
     trackingBaseUrl: `${config.API_PUBLIC_URL.replace(/\/+$/, "")}/track`,
   };
   const deliveries = createDeliveriesService(deps);

@@ -5,11 +5,12 @@
  * it ends). Nothing is read back: ids and creation times were taken beforehand (the catalogue
  * query's stamp), so the rows written are the rows the caller already holds.
  */
-import { type Selectable, sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import { type Kysely, type Selectable, sql } from "kysely";
+import type { DB, Db } from "../db/database.ts";
 import { OUTBOX_CHANNEL, type OutboxEvent } from "../outbox/outbox.repository.ts";
 import type { ShownRows } from "./deliveries.mappers.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "./deliveries.table.ts";
+import { type Pool, runNamed } from "./named-statement.ts";
 
 /** The rows of a new delivery, as they will be stored (generated task and package ids aside). */
 export interface NewDeliveryRows extends ShownRows {
@@ -29,7 +30,17 @@ export interface NewDeliveryWrite {
   event: OutboxEvent;
 }
 
-export async function insertNewDeliveries(db: Db, writes: NewDeliveryWrite[]): Promise<void> {
+/** Inside a transaction (a create with an Idempotency-Key, a redelivery). */
+export async function insertNewDeliveries(trx: Db, writes: NewDeliveryWrite[]): Promise<void> {
+  await newDeliveriesStatement(writes).execute(trx);
+}
+
+/** On its own (the group commit): a prepared statement, committed as it ends. */
+export async function insertNewDeliveriesAlone(db: Kysely<DB>, pool: Pool, writes: NewDeliveryWrite[]) {
+  await runNamed(db, pool, "insert_new_deliveries", newDeliveriesStatement(writes));
+}
+
+function newDeliveriesStatement(writes: NewDeliveryWrite[]) {
   // price_lines is JSON text already (as priced): it travels as a string and is cast once.
   const deliveries = writes.map(({ rows }) => rows.delivery);
   const tasks = writes.flatMap(({ rows }) => rows.tasks);
@@ -43,7 +54,7 @@ export async function insertNewDeliveries(db: Db, writes: NewDeliveryWrite[]): P
     subject: event.subject,
     payload: event.envelope,
   }));
-  await sql`
+  return sql`
     with new_deliveries as (
       insert into deliveries (id, account_id, status, direction, comments, client_order_reference,
         sender_display_name, bring_back_containers, price_cents, price_tariff_id, price_lines,
@@ -87,5 +98,5 @@ export async function insertNewDeliveries(db: Db, writes: NewDeliveryWrite[]): P
     )
     -- One notification per statement, however many events it wrote: the relay drains them all.
     select pg_notify(${OUTBOX_CHANNEL}, '')
-  `.execute(db);
+  `;
 }

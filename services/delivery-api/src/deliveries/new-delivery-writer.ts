@@ -8,17 +8,18 @@
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
 import { createBatcher } from "./batcher.ts";
-import { insertNewDeliveries, type NewDeliveryWrite } from "./new-deliveries.repository.ts";
+import type { Pool } from "./named-statement.ts";
+import { insertNewDeliveriesAlone, type NewDeliveryWrite } from "./new-deliveries.repository.ts";
 
 export interface NewDeliveryWriter {
   /** Resolves once the delivery and its event are committed; rejects with the database's error. */
   write(delivery: NewDeliveryWrite): Promise<void>;
 }
 
-export function createNewDeliveryWriter(db: Kysely<DB>): NewDeliveryWriter {
+export function createNewDeliveryWriter(db: Kysely<DB>, pool: Pool): NewDeliveryWriter {
   const batcher = createBatcher<NewDeliveryWrite, void>(
     async (deliveries) => {
-      await insertNewDeliveries(db, deliveries);
+      await insertNewDeliveriesAlone(db, pool, deliveries);
       return deliveries.map(() => undefined);
     },
     { maxBatch: 100, concurrency: 2 },
