@@ -95,7 +95,17 @@ describe("test-environment courier simulator", () => {
       "delivery.status_changed:delivered",
     ]);
 
-    // The simulated messenger moved from the pickup place to the dropoff; its round ended.
+    // The simulated messenger moved from the pickup place to the dropoff; its round ended (the
+    // step after the delivery's completion).
+    const finished = async () =>
+      (
+        await bed.api.db
+          .selectFrom("simulated_deliveries")
+          .select("done")
+          .where("delivery_id", "=", created.id)
+          .executeTakeFirst()
+      )?.done === true;
+    await waitFor(finished, RUN_MS, "simulation finished");
     const sim = await bed.api.db
       .selectFrom("simulated_deliveries")
       .selectAll()
@@ -167,6 +177,13 @@ describe("test-environment courier simulator", () => {
     await waitFor(statusIs(testAccount, paused.id, "picked_up"), RUN_MS, "picked up");
     const off = await ops.put(`/accounts/${testAccount.accountId}/courier_simulator`, { enabled: false });
     assert.equal(off.body.enabled, false);
+    // A step already under way when it was switched off finishes: wait for its row lock.
+    await bed.api.db
+      .selectFrom("simulated_deliveries")
+      .select("step")
+      .where("delivery_id", "=", paused.id)
+      .forUpdate()
+      .execute();
     const frozen = await getDelivery(bed.api, testAccount, paused.id);
     // A witness account's delivery runs its ten steps meanwhile: the clock did tick.
     const witness = await createTestAccount(bed.api.db, { environment: "test" });
