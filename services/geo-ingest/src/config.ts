@@ -41,7 +41,7 @@ export const configSchema = Type.Object({
       "Wait for a batch to fill before writing it; 0 writes as soon as a write slot is free (rows gather while slots are busy).",
   }),
   GEO_WRITE_CONCURRENCY: Type.Integer({
-    default: 2,
+    default: 4,
     minimum: 1,
     maximum: 32,
     description: "Batches written to PostgreSQL at the same time.",
