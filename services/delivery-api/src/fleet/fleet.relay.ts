@@ -20,6 +20,7 @@ import {
   markFleetPublished,
   tryFleetRelayLock,
   unpublishedFleetChanges,
+  waitFleetRelayLock,
 } from "./fleet.repository.ts";
 
 export interface FleetRelayOptions {
@@ -51,10 +52,11 @@ export function createFleetRelay(options: FleetRelayOptions): FleetRelay {
     return kv;
   };
 
-  async function publishBatch(): Promise<{ applied: number; more: boolean }> {
+  /** `wait`: wait for another pass holding the lock instead of leaving the work to it. */
+  async function publishBatch(wait: boolean): Promise<{ applied: number; more: boolean }> {
     const store = await openKv();
     return db.transaction().execute(async (trx) => {
-      if (!(await tryFleetRelayLock(trx))) return { applied: 0, more: false };
+      if (!(await (wait ? waitFleetRelayLock(trx) : tryFleetRelayLock(trx)))) return { applied: 0, more: false };
       const rows = await unpublishedFleetChanges(trx, BATCH);
       // Only the last change of a key in the batch matters: the earlier ones are superseded.
       const last = new Map<string, number>();
@@ -79,10 +81,10 @@ export function createFleetRelay(options: FleetRelayOptions): FleetRelay {
     });
   }
 
-  async function drain(): Promise<number> {
+  async function drain(wait = false): Promise<number> {
     let total = 0;
     for (;;) {
-      const batch = await publishBatch();
+      const batch = await publishBatch(wait);
       total += batch.applied;
       if (!batch.more) return total;
     }
@@ -93,7 +95,7 @@ export function createFleetRelay(options: FleetRelayOptions): FleetRelay {
     channel: FLEET_CHANNEL,
     pollMs: options.pollMs,
     logger,
-    pass: drain,
+    pass: () => drain(),
   });
 
   return {
@@ -113,7 +115,9 @@ export function createFleetRelay(options: FleetRelayOptions): FleetRelay {
         await appendFleetChanges(trx, [...entries, ...gone]);
         return { vehicles: entries.length, deleted: gone.length };
       });
-      await drain();
+      // The relay woken by this commit may hold the lock: wait for it, so the bucket is rebuilt
+      // when the answer goes out.
+      await drain(true);
       return result;
     },
   };

@@ -97,3 +97,9 @@ export async function tryFleetRelayLock(db: Db): Promise<boolean> {
   `.execute(db);
   return rows[0]?.locked === true;
 }
+
+/** The same lock, waiting for a pass in progress to finish (for callers that must see their changes out). */
+export async function waitFleetRelayLock(db: Db): Promise<true> {
+  await sql`select pg_advisory_xact_lock(hashtext('delivery-api.fleet-relay'))`.execute(db);
+  return true;
+}
