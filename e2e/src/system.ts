@@ -4,22 +4,43 @@
  */
 import net from "node:net";
 import { createTestDatabase, randomNamespace, testInfra } from "@dos/service-kit/testing";
-import { migrateAll, type RunningSystem, startSystem } from "../../scripts/system.ts";
+import {
+  migrateAll,
+  type RunningService,
+  type RunningSystem,
+  SERVICES,
+  type ServiceSpec,
+  startService,
+  startSystem,
+  waitReady,
+} from "../../scripts/system.ts";
 
 export const OPS_TOKEN = "e2e-operator-token-0123456789abcdef";
 
 export interface SystemUnderTest extends RunningSystem {
   env: Record<string, string>;
+  basePort: number;
   /** Stops the services (if still running) and drops the database. */
   teardown(): Promise<void>;
 }
 
-export async function bootSystemUnderTest(extraEnv: Record<string, string> = {}): Promise<SystemUnderTest> {
-  const database = await createTestDatabase("e2e");
+export interface BootOptions {
+  /** Another database than a fresh one on the test run's PostgreSQL (the fault suite's own server). */
+  database?: { url: string; drop(): Promise<void> };
+  natsUrl?: string;
+  /** Service logs go to files here instead of the test's output. */
+  logDir?: string;
+}
+
+export async function bootSystemUnderTest(
+  extraEnv: Record<string, string> = {},
+  options: BootOptions = {},
+): Promise<SystemUnderTest> {
+  const database = options.database ?? (await createTestDatabase("e2e"));
   const basePort = await freePortRange(4);
   const env = {
     DATABASE_URL: database.url,
-    NATS_URL: testInfra().natsUrl,
+    NATS_URL: options.natsUrl ?? testInfra().natsUrl,
     NATS_NAMESPACE: randomNamespace(),
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
     API_OPS_TOKEN: OPS_TOKEN,
@@ -31,15 +52,40 @@ export async function bootSystemUnderTest(extraEnv: Record<string, string> = {})
     ...extraEnv,
   };
   await migrateAll(env);
-  const system = await startSystem({ env, basePort });
+  const system = await startSystem({ env, basePort, logDir: options.logDir });
   return {
     ...system,
     env,
+    basePort,
     async teardown() {
       await system.stop();
       await database.drop();
     },
   };
+}
+
+/**
+ * Starts one service again on its port (after it exited or was killed) and waits until it is
+ * ready; the system's list then holds the new process, so teardown stops it.
+ */
+export async function restartService(
+  system: SystemUnderTest,
+  name: ServiceSpec["name"],
+  logDir?: string,
+): Promise<RunningService> {
+  const spec = SERVICES.find((s) => s.name === name) as ServiceSpec;
+  const index = system.services.findIndex((s) => s.spec.name === name);
+  const restarted = startService(spec, { env: system.env, basePort: system.basePort, logDir });
+  system.services[index] = restarted;
+  await waitReady(restarted, 60_000);
+  return restarted;
+}
+
+/** Kills a service with SIGKILL (no shutdown work at all) and waits for it to be gone. */
+export async function killService(system: SystemUnderTest, name: ServiceSpec["name"]): Promise<void> {
+  const service = system.services.find((s) => s.spec.name === name) as RunningService;
+  service.child.kill("SIGKILL");
+  await service.exited;
 }
 
 /** A base port whose next `count` ports are free on loopback. */

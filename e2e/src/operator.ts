@@ -1,0 +1,84 @@
+/**
+ * The operator and the fleet as the e2e tests play them: a messenger, a tracked vehicle, a round
+ * holding deliveries, task progress through the operator API, and tracker positions through
+ * geo-ingest's public endpoint; the stored track read back from geo-ingest's operator endpoint.
+ */
+import { randomBytes } from "node:crypto";
+import { call, opsHeaders } from "./client.ts";
+
+export const GEO_OPS_TOKEN = "e2e-geo-ops-token-0123456789abcdef";
+
+export interface RoundTask {
+  task_id: number;
+  kind: "pickup" | "dropoff";
+  delivery_id: number;
+}
+
+export interface Round {
+  id: number;
+  vehicle: { externalId: string; provider: string };
+  tasks: RoundTask[];
+}
+
+export interface StoredPosition {
+  latitude: number;
+  longitude: number;
+  recorded_at: string;
+}
+
+export function operator(apiUrl: string, geoUrl: string) {
+  const ops = async (method: string, path: string, body?: unknown) => {
+    const response = await call(`${apiUrl}/ops/v1${path}`, method, opsHeaders, body);
+    if (response.status >= 300) {
+      throw new Error(`${method} /ops/v1${path}: ${response.status} ${JSON.stringify(response.body)}`);
+    }
+    return response.body;
+  };
+
+  return {
+    ops,
+    /** A messenger and a fresh vehicle, a round with the deliveries (→ scheduled), started. */
+    async startRound(deliveryIds: number[]): Promise<Round> {
+      const suffix = randomBytes(3).toString("hex");
+      const messenger = (await ops("POST", "/messengers", { name: `Courier ${suffix}`, phone: "+33600000000" })) as {
+        id: number;
+      };
+      const vehicle = { externalId: `E2E-${suffix}`, provider: "e2e-tracker" };
+      const created = (await ops("POST", "/vehicles", {
+        external_id: vehicle.externalId,
+        provider: vehicle.provider,
+      })) as { id: number };
+      const round = (await ops("POST", "/rounds", {
+        messenger_id: messenger.id,
+        vehicle_id: created.id,
+        delivery_ids: deliveryIds,
+      })) as { id: number; tasks: RoundTask[] };
+      await ops("POST", `/rounds/${round.id}/start`);
+      return { id: round.id, vehicle, tasks: round.tasks };
+    },
+    task(round: Round, deliveryId: number, kind: "pickup" | "dropoff"): number {
+      const found = round.tasks.find((t) => t.delivery_id === deliveryId && t.kind === kind);
+      if (!found) throw new Error(`no ${kind} task of delivery ${deliveryId} in round ${round.id}`);
+      return found.task_id;
+    },
+    /** A tracker position; 404 is retried while geo-ingest has not yet read the new vehicle. */
+    async position(vehicle: Round["vehicle"], latitude: number, longitude: number, timestamp: Date): Promise<number> {
+      const url = `${geoUrl}/external/vehicles/${encodeURIComponent(vehicle.externalId)}/geolocations`;
+      const body = { latitude, longitude, provider: vehicle.provider, timestamp: timestamp.toISOString() };
+      for (let attempt = 0; ; attempt++) {
+        const response = await call(url, "POST", {}, body);
+        if ((response.status !== 404 && response.status !== 429) || attempt >= 50) return response.status;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
+    async track(roundId: number): Promise<StoredPosition[]> {
+      const response = await call(`${geoUrl}/ops/v1/rounds/${roundId}/track`, "GET", {
+        authorization: `Bearer ${GEO_OPS_TOKEN}`,
+      });
+      if (response.status !== 200) throw new Error(`track of round ${roundId}: ${response.status}`);
+      return (response.body as { positions: StoredPosition[] }).positions;
+    },
+  };
+}
+
+export type Operator = ReturnType<typeof operator>;
