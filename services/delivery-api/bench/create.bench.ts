@@ -4,7 +4,8 @@
  * its own database, the account's tariff created through the operator API) over NATS, the
  * outbox relay publishing every event to JetStream. The load comes from a child process, over
  * loopback only. Each run also prints the CPU time each party spent per create, a figure the
- * neighbours' load on a shared machine moves much less than requests/s.
+ * neighbours' load on a shared machine moves much less than requests/s, and the latency of a
+ * bare route doing one durable commit at the same fixed rate: the floor of a create's p99.
  * Target: create >= 0.1x bare req/s, p99 <= 50 ms at 200/s. Last line: `ratio: <create/bare>`.
  */
 import { execFile, spawn } from "node:child_process";
@@ -116,6 +117,13 @@ const apiUrl = await api.app.listen({ host: "127.0.0.1", port: 0 });
 // The same request shape through Fastify with no work behind it: what the machine allows.
 const bare = Fastify({ logger: false });
 bare.post("/bare", async (_request, reply) => reply.code(201).send({ ok: true }));
+// The same plus one durable commit (synchronous_commit on, as every create): the floor of any
+// write's latency on this machine, against which the p99 of creates at a fixed rate is read.
+await api.pool.query("create table bench_commits (id bigint generated always as identity primary key)");
+bare.post("/bare-commit", async (_request, reply) => {
+  await api.pool.query("insert into bench_commits default values");
+  return reply.code(201).send({ ok: true });
+});
 const bareUrl = await bare.listen({ host: "127.0.0.1", port: 0 });
 
 const body = JSON.stringify(outboundBody(account));
@@ -139,6 +147,8 @@ try {
   const [createResult, createCpu] = await measured(job(`${apiUrl}/api/v2/deliveries`));
   describe("create delivery", createResult, createCpu);
   await outboxDrained();
+  const floor = await load(job(`${bareUrl}/bare-commit`, { connections: 64, ratePerSecond: FIXED_RATE }));
+  describe(`1 commit at ${FIXED_RATE}/s`, floor);
   const [fixed, fixedCpu] = await measured(
     job(`${apiUrl}/api/v2/deliveries`, { connections: 64, ratePerSecond: FIXED_RATE }),
   );
