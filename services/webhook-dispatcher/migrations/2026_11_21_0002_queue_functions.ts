@@ -1,10 +1,11 @@
 /**
- * The queue's hot path as server-side functions, so one worker cycle (record the webhooks just
- * delivered, hand their queues to the next heads, lease new heads) is one round trip instead of
- * ten. Every statement inside a function takes a fresh snapshot, so each sees what the previous
- * one wrote and what the lock holders before it committed, as separate statements would.
- * Their plans are generic and cached per session: planning each call anew cost more than
- * running it, and the statements are written so that any plan walks the right index.
+ * The queue's hot path as server-side functions, so one worker cycle (lease heads for the free
+ * slots, record the webhooks just delivered, hand their queues to the next heads) is one round
+ * trip instead of ten. Every statement inside a function takes a fresh snapshot, so each sees
+ * what the previous one wrote and what the lock holders before it committed, as separate
+ * statements would. Plans are generic (planning these statements costs about as much as running
+ * them), and the statements are written so that any plan walks the right index, even before the
+ * tables have statistics.
  */
 import { type Kysely, sql } from "kysely";
 
@@ -67,68 +68,87 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       perform settle_queues(p_endpoints, p_deliveries);
     end $$;
 
-    -- A leased message with what the worker needs to send it.
+    -- A leased message with what the worker needs to send it: its slot (the lease token) and
+    -- its place in the slot's sending order.
     create type claimed_message as (
       id bigint, endpoint_id uuid, event_id uuid, delivery_id bigint, sequence int, attempts int, url text,
-      secret_ciphertext text, previous_secret_ciphertext text, previous_secret_expires_at timestamptz, body text
+      secret_ciphertext text, previous_secret_ciphertext text, previous_secret_expires_at timestamptz, body text,
+      lease_token uuid, slot_position int
     );
 
-    -- Leases up to p_limit due queue heads of enabled endpoints, oldest first, at most
-    -- p_per_endpoint leased per endpoint over every replica.
-
-    create function claim_due(p_limit int, p_per_endpoint int, p_lease_ms float8, p_token uuid)
+    -- Leases due queue heads of enabled endpoints, oldest first, in slots: a slot is one lease
+    -- token whose messages (up to p_per_slot, from different queues) are POSTed one after the
+    -- other, so an endpoint never has more POSTs in flight than slots, and at most p_per_endpoint
+    -- slots hold leases on it over every replica. At most p_slots slots are opened. The lease of
+    -- the message at position k lasts p_lease_ms + k * p_step_ms: the k POSTs before it fit in
+    -- the extra time.
+    create function claim_due(p_slots int, p_per_endpoint int, p_per_slot int, p_lease_ms float8, p_step_ms float8)
     returns setof claimed_message
     language plpgsql set plan_cache_mode = force_generic_plan as $$
+    declare
+      -- The slots' tokens derive from it: one random value per claim, one token per slot.
+      v_claim text := gen_random_uuid()::text;
     begin
       return query
-      with picked as (
-        select h.id, h.next_attempt_at
+      with candidates as (
+        select h.id, e.id as endpoint_id, h.next_attempt_at, (h.rank - 1) % greatest(f.free, 1) as slot,
+          ((h.rank - 1) / greatest(f.free, 1))::int as slot_position
         from endpoints e
         cross join lateral (
-          select m.id, m.next_attempt_at from messages m
+          select (p_per_endpoint - count(distinct l.lease_token))::int as free from messages l
+          where l.endpoint_id = e.id and l.state = 'pending' and l.lease_until > now()
+        ) f
+        cross join lateral (
+          select m.id, m.next_attempt_at, row_number() over (order by m.next_attempt_at, m.id) as rank
+          from messages m
           where m.endpoint_id = e.id and m.state = 'pending' and m.next_attempt_at <= now()
             and (m.lease_until is null or m.lease_until <= now())
-          order by m.next_attempt_at
-          limit greatest(0, p_per_endpoint - (
-            select count(*) from messages l
-            where l.endpoint_id = e.id and l.state = 'pending' and l.lease_until > now()))
+          order by m.next_attempt_at, m.id
+          limit greatest(f.free, 0) * p_per_slot
         ) h
-        where e.status = 'enabled' and e.deleted_at is null
-        order by h.next_attempt_at
-        limit p_limit
+        where e.status = 'enabled' and e.deleted_at is null and f.free > 0
+      ), ranked as (
+        -- Slots ranked by their first message's due time; the first p_slots are opened.
+        select c.*, dense_rank() over (order by c.first_due, c.endpoint_id, c.slot) as slot_rank
+        from (select *, min(next_attempt_at) over (partition by endpoint_id, slot) as first_due from candidates) c
       ), locked as (
         -- Rechecked under the row lock: another replica may have leased it since the snapshot.
-        select m.id from picked join messages m on m.id = picked.id
-        where m.state = 'pending' and m.next_attempt_at <= now() and (m.lease_until is null or m.lease_until <= now())
+        select m.id, md5(v_claim || r.endpoint_id::text || r.slot::text)::uuid as token, r.slot_position
+        from ranked r join messages m on m.id = r.id
+        where r.slot_rank <= p_slots and m.state = 'pending' and m.next_attempt_at <= now()
+          and (m.lease_until is null or m.lease_until <= now())
         for update of m skip locked
       ), leased as (
         update messages m
-        set lease_until = now() + make_interval(secs => p_lease_ms / 1000), lease_token = p_token
-        from locked, endpoints e, events ev
-        where m.id = locked.id and e.id = m.endpoint_id and ev.id = m.event_id
+        set lease_until = now() + make_interval(secs => (p_lease_ms + l.slot_position * p_step_ms) / 1000),
+          lease_token = l.token
+        from locked l, endpoints e, events ev
+        where m.id = l.id and e.id = m.endpoint_id and ev.id = m.event_id
         returning m.id, m.endpoint_id, m.event_id, m.delivery_id, m.sequence, m.attempts, e.url, e.secret_ciphertext,
-          e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.body
+          e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.body, m.lease_token, l.slot_position
       )
       select * from leased;
     end $$;
 
-    -- One worker cycle: records what was delivered, then leases new heads (the queues just
-    -- finished included). Its writes need not wait for the WAL flush: losing their last instants
-    -- in a database crash only re-sends messages, with the same webhook-id.
+    -- One worker cycle: leases heads for the free slots, then records what was delivered. The
+    -- slots this frees are claimed by the worker's next cycle, a moment later: meanwhile the
+    -- other replicas may take them, so they share even a single endpoint's work. The writes need
+    -- not wait for the WAL flush: losing their last instants in a database crash only re-sends
+    -- messages, with the same webhook-id.
     create function finish_and_claim(
       p_ids bigint[], p_tokens uuid[], p_endpoints uuid[], p_deliveries bigint[], p_attempts int[],
       p_attempted_at timestamptz[], p_durations int[], p_statuses int[],
-      p_limit int, p_per_endpoint int, p_lease_ms float8, p_token uuid
+      p_slots int, p_per_endpoint int, p_per_slot int, p_lease_ms float8, p_step_ms float8
     ) returns setof claimed_message
     language plpgsql set plan_cache_mode = force_generic_plan as $$
     begin
       perform set_config('synchronous_commit', 'off', true);
+      if p_slots > 0 then
+        return query select * from claim_due(p_slots, p_per_endpoint, p_per_slot, p_lease_ms, p_step_ms);
+      end if;
       if cardinality(p_ids) > 0 then
         perform record_delivered(p_ids, p_tokens, p_endpoints, p_deliveries, p_attempts, p_attempted_at,
           p_durations, p_statuses);
-      end if;
-      if p_limit > 0 then
-        return query select * from claim_due(p_limit, p_per_endpoint, p_lease_ms, p_token);
       end if;
     end $$;
   `.execute(db);
@@ -136,8 +156,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`
-    drop function finish_and_claim(bigint[], uuid[], uuid[], bigint[], int[], timestamptz[], int[], int[], int, int, float8, uuid);
-    drop function claim_due(int, int, float8, uuid);
+    drop function finish_and_claim(bigint[], uuid[], uuid[], bigint[], int[], timestamptz[], int[], int[], int, int, int, float8, float8);
+    drop function claim_due(int, int, int, float8, float8);
     drop type claimed_message;
     drop function record_delivered(bigint[], uuid[], uuid[], bigint[], int[], timestamptz[], int[], int[]);
     drop function settle_queues(uuid[], bigint[]);

@@ -29,6 +29,8 @@ export interface Receiver {
   received: Received[];
   /** Requests that arrived and are not answered yet. */
   readonly inFlight: number;
+  /** The most requests that were ever unanswered at once. */
+  readonly maxInFlight: number;
   respond(responder: Responder): void;
   close(): Promise<void>;
 }
@@ -40,9 +42,11 @@ export async function startReceiver(
   const received: Received[] = [];
   let respond = responder;
   let inFlight = 0;
+  let maxInFlight = 0;
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     inFlight++;
+    maxInFlight = Math.max(maxInFlight, inFlight);
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
@@ -78,6 +82,9 @@ export async function startReceiver(
     received,
     get inFlight() {
       return inFlight;
+    },
+    get maxInFlight() {
+      return maxInFlight;
     },
     respond(next) {
       respond = next;

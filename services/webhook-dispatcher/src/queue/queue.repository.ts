@@ -64,24 +64,30 @@ export interface ClaimedMessage {
   previous_secret_ciphertext: string | null;
   previous_secret_expires_at: Date | null;
   body: string;
+  /** The slot's lease token: recording the attempt needs it still to be the message's. */
+  lease_token: string;
+  /** Place in the slot's sending order, from 0. */
+  slot_position: number;
 }
 
 /** A delivered attempt, to be recorded by `finishAndClaim`. */
 export interface DeliveredAttempt {
   message: ClaimedMessage;
-  /** The lease token of its claim; a message leased anew by another worker is left alone. */
-  token: string;
   attemptedAt: Date;
   durationMs: number;
   statusCode: number;
 }
 
 export interface ClaimOptions {
-  limit: number;
-  /** In-flight cap per endpoint, counted over every replica's leases. */
+  /** Slots to open at most: POSTs this process may start at once. */
+  slots: number;
+  /** Slots per endpoint (POSTs in flight to it), counted over every replica's leases. */
   perEndpoint: number;
+  /** Messages per slot at most, sent one after the other. */
+  perSlot: number;
+  /** Lease of a slot's first message; each later one gets `stepMs` more. */
   leaseMs: number;
-  token: string;
+  stepMs: number;
 }
 
 /**
@@ -95,9 +101,10 @@ export async function relaxDurability(tx: Db): Promise<void> {
 }
 
 /**
- * One worker cycle in one round trip (`finish_and_claim`, migration 0002): records the delivered
- * attempts, moves their queues to the next heads, then leases up to `limit` due heads of enabled
- * endpoints, oldest first, fairly per endpoint. Commits relaxed (see relaxDurability).
+ * One worker cycle in one round trip (`finish_and_claim`, migration 0002): leases due heads of
+ * enabled endpoints for the free slots, oldest first (see `claim_due`), then records the
+ * delivered attempts and moves their queues to the next heads. Commits relaxed (see
+ * relaxDurability).
  */
 export async function finishAndClaim(
   db: Db,
@@ -107,13 +114,24 @@ export async function finishAndClaim(
   const column = <T>(pick: (d: DeliveredAttempt) => T) => delivered.map(pick);
   const { rows } = await sql<ClaimedMessage>`
     select * from finish_and_claim(
-      ${column((d) => d.message.id)}::bigint[], ${column((d) => d.token)}::uuid[],
+      ${column((d) => d.message.id)}::bigint[], ${column((d) => d.message.lease_token)}::uuid[],
       ${column((d) => d.message.endpoint_id)}::uuid[], ${column((d) => d.message.delivery_id)}::bigint[],
       ${column((d) => d.message.attempts + 1)}::int[], ${column((d) => d.attemptedAt.toISOString())}::timestamptz[],
       ${column((d) => d.durationMs)}::int[], ${column((d) => d.statusCode)}::int[],
-      ${options.limit}::int, ${options.perEndpoint}::int, ${options.leaseMs}::float8, ${options.token}::uuid)
+      ${options.slots}::int, ${options.perEndpoint}::int, ${options.perSlot}::int, ${options.leaseMs}::float8,
+      ${options.stepMs}::float8)
   `.execute(db);
   return rows;
+}
+
+/** Gives back the leases of messages leased and not sent (the worker stops): others may take them at once. */
+export async function releaseLeases(db: Db, messages: ClaimedMessage[]): Promise<void> {
+  await sql`
+    update messages m set lease_until = null, lease_token = null
+    from unnest(${messages.map((m) => m.id)}::bigint[], ${messages.map((m) => m.lease_token)}::uuid[]) as x(id, token)
+    where m.id = any(${messages.map((m) => m.id)}::bigint[]) and m.id = x.id and m.lease_token = x.token
+      and m.state = 'pending'
+  `.execute(db);
 }
 
 /** Dead-letters every pending message of an endpoint (it was disabled or deleted); returns how many. */

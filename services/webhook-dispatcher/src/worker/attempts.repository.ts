@@ -17,9 +17,8 @@ import {
 import type { AttemptDecision } from "./retry-policy.ts";
 
 export interface AttemptInput {
+  /** Recorded only while its lease token is still the message's: one leased anew is left alone. */
   message: ClaimedMessage;
-  /** The lease token of the claim; a message leased anew by another worker is left alone. */
-  token: string;
   attemptedAt: Date;
   result: PostResult;
   decision: AttemptDecision;
@@ -96,7 +95,7 @@ async function recordFailure(tx: Db, input: AttemptInput, disableAfterMs: number
       dead_reason: decision.outcome === "dead_lettered" ? decision.reason : null,
     })
     .where("id", "=", message.id)
-    .where("lease_token", "=", input.token)
+    .where("lease_token", "=", message.lease_token)
     .where("state", "=", "pending")
     .execute();
   const outcome = decision.outcome === "delivered" ? "retrying" : decision.outcome;

@@ -3,21 +3,27 @@
  * crashed one's messages are taken over when the lease ends), signs each at send time, POSTs it,
  * and records the attempt.
  *
- * The database work goes in cycles: one cycle records the attempts finished since the last and,
- * in the same round trip, leases as many due heads as there are free slots (WEBHOOKS_CONCURRENCY
- * in this process, WEBHOOKS_ENDPOINT_CONCURRENCY leases per endpoint over every replica). The
- * attempts that finish while the cycles run are recorded together by the next (group commit),
- * so the cost per webhook falls as the load rises. A finished POST, new intake or a replay starts
- * a cycle at once; otherwise due retries are looked for every poll interval. Failed attempts,
- * rare, are recorded in a transaction of their own before the cycle's round trip.
+ * Work goes in slots: a slot is one lease token over up to MESSAGES_PER_SLOT heads of one
+ * endpoint (different queues), POSTed one after the other. An endpoint has at most
+ * WEBHOOKS_ENDPOINT_CONCURRENCY slots over every replica, so never more POSTs in flight, and
+ * this process at most WEBHOOKS_CONCURRENCY slots. The database work goes in cycles, one at a
+ * time: a cycle records the attempts finished since the last and, in the same round trip,
+ * leases heads for the free slots. Attempts that finish while a cycle runs are recorded together
+ * by the next (group commit), so the cost per webhook falls as the load rises. A slot done, new
+ * intake or a replay starts a cycle at once; otherwise due retries are looked for every poll
+ * interval. Failed attempts, rare, are recorded in a transaction of their own.
  */
-import { randomUUID } from "node:crypto";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import type { WebhookClient } from "../delivery-http/webhook-client.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
-import { type ClaimedMessage, type DeliveredAttempt, finishAndClaim } from "../queue/queue.repository.ts";
+import {
+  type ClaimedMessage,
+  type DeliveredAttempt,
+  finishAndClaim,
+  releaseLeases,
+} from "../queue/queue.repository.ts";
 import type { SecretBox } from "../signing/secret-box.ts";
 import { signedHeaders } from "../signing/signing.ts";
 import { type AttemptInput, type RecordedAttempt, recordFailures } from "./attempts.repository.ts";
@@ -25,10 +31,20 @@ import { decideAfterAttempt, type RetryPolicy } from "./retry-policy.ts";
 
 const MAX_BATCH = 256;
 /**
- * Longest wait of a finished attempt for the POSTs still in flight, so that one cycle records
- * them together (and refills all their slots) instead of one cycle each.
+ * A slot is freed when all its attempts are recorded. Once one slot has finished sending, the
+ * cycle that records it waits up to this long for the other slots still sending, so that one
+ * round trip frees (and refills) them together.
  */
 const GATHER_MS = 5;
+/** Longest wait of a finished attempt for its recording while its slot is still sending. */
+const RECORD_WAIT_MS = 100;
+/**
+ * Messages a slot may take (from different queues of one endpoint), POSTed one after the other:
+ * a slot refills without waiting for the database, so an endpoint's throughput is no longer
+ * WEBHOOKS_ENDPOINT_CONCURRENCY divided by a database round trip. Only an endpoint with more
+ * due heads than free slots gets more than one per slot.
+ */
+const MESSAGES_PER_SLOT = 8;
 const MAX_TRIES = 5;
 
 export interface WorkerOptions {
@@ -59,42 +75,51 @@ export function createWorker(options: WorkerOptions): Worker {
   const leaseMs = 2 * options.timeoutMs + 1000;
   /** Attempts finished and not yet recorded; their messages are still leased. */
   const finished: AttemptInput[] = [];
-  let posting = 0;
-  /** Slots promised to the claims of the cycles running. */
+  /** Messages leased and left unsent (stopping, or a stalled slot); their leases are given back. */
+  const unsent: ClaimedMessage[] = [];
+  /** Slots sending (one POST at a time each). */
+  let sending = 0;
+  /** Slots promised to the claim of the cycle running. */
   let reserved = 0;
   let cycling = false;
-  /** When the oldest unrecorded attempt finished, and the timer that starts its cycle. */
-  let gatherSince = 0;
-  let gatherTimer: NodeJS.Timeout | undefined;
+  /** Slots done sending whose attempts are not all recorded, and since when the first one is. */
+  let slotsDone = 0;
+  let slotsDoneSince = 0;
+  /** When the oldest unrecorded attempt finished. */
+  let finishedSince = 0;
+  let timer: NodeJS.Timeout | undefined;
   let running = false;
   let woken = false;
   let poller: NodeJS.Timeout | undefined;
   let stopped: (() => void) | undefined;
 
-  const free = () => (running ? Math.max(0, options.concurrency - posting - finished.length - reserved) : 0);
+  const free = () => (running ? Math.max(0, options.concurrency - sending - reserved) : 0);
   const wake = () => {
     woken = true;
     kick();
   };
 
-  /** Starts a cycle when there is work for it and none is running. */
+  /**
+   * Starts a cycle when one can free slots (every slot done sending, or the first done a little
+   * while ago), when attempts waited long enough for their recording, or when woken with slots
+   * free; otherwise sets a timer for the earliest of those moments.
+   */
   function kick() {
     if (cycling) return;
-    if (finished.length > 0 && posting > 0 && performance.now() - gatherSince < GATHER_MS) {
-      if (!gatherTimer) {
-        gatherTimer = setTimeout(() => {
-          gatherTimer = undefined;
-          kick();
-        }, GATHER_MS);
-      }
-    } else if (finished.length > 0 || (woken && free() > 0)) {
+    clearTimeout(timer);
+    const now = performance.now();
+    const gathered = slotsDone > 0 ? slotsDoneSince + (sending === 0 ? 0 : GATHER_MS) : Number.POSITIVE_INFINITY;
+    const overdue = finished.length > 0 ? finishedSince + RECORD_WAIT_MS : Number.POSITIVE_INFINITY;
+    if (now >= Math.min(gathered, overdue) || unsent.length > 0 || (woken && free() > 0)) {
       woken = false;
       cycling = true;
       void cycle().finally(() => {
         cycling = false;
         kick();
       });
-    } else if (!running && posting === 0) {
+    } else if (Math.min(gathered, overdue) < Number.POSITIVE_INFINITY) {
+      timer = setTimeout(kick, Math.min(gathered, overdue) - now);
+    } else if (!running && sending === 0) {
       stopped?.();
     }
   }
@@ -102,6 +127,11 @@ export function createWorker(options: WorkerOptions): Worker {
   /** Records a batch of finished attempts and fills the free slots. */
   async function cycle(): Promise<void> {
     const batch = finished.splice(0, MAX_BATCH);
+    // What is left (a batch was full) goes in the next cycle at once.
+    slotsDone = finished.length > 0 ? 1 : 0;
+    finishedSince = slotsDoneSince = performance.now();
+    const released = unsent.splice(0);
+    if (released.length > 0) await withRetries(released.length, () => releaseLeases(db, released));
     const failed = batch.filter((input) => input.decision.outcome !== "delivered");
     if (failed.length > 0) {
       const recorded = await withRetries(failed.length, () =>
@@ -113,27 +143,38 @@ export function createWorker(options: WorkerOptions): Worker {
     }
     const delivered: DeliveredAttempt[] = batch
       .filter((input) => input.decision.outcome === "delivered")
-      .map(({ message, token, attemptedAt, result }) => ({
+      .map(({ message, attemptedAt, result }) => ({
         message,
-        token,
         attemptedAt,
         durationMs: result.durationMs,
         statusCode: result.statusCode as number,
       }));
-    const limit = free();
-    if (delivered.length === 0 && limit === 0) return;
-    const token = randomUUID();
-    reserved += limit;
+    const slots = free();
+    if (delivered.length === 0 && slots === 0) return;
+    reserved += slots;
+    const claimedAt = performance.now();
     const claimed = await withRetries(delivered.length, () =>
-      finishAndClaim(db, delivered, { limit, perEndpoint: options.endpointConcurrency, leaseMs, token }),
+      finishAndClaim(db, delivered, {
+        slots,
+        perEndpoint: options.endpointConcurrency,
+        perSlot: MESSAGES_PER_SLOT,
+        leaseMs,
+        stepMs: options.timeoutMs,
+      }),
     ).finally(() => {
-      reserved -= limit;
+      reserved -= slots;
     });
     if (!claimed) return;
     for (const attempt of delivered) metrics.observeAttempt("delivered", attempt.durationMs);
-    for (const message of claimed) send(message, token);
-    // Every free slot filled: more may be due at once, as soon as a slot frees.
-    if (limit > 0 && claimed.length === limit) woken = true;
+    const opened = Map.groupBy(claimed, (m) => m.lease_token);
+    for (const messages of opened.values()) {
+      void runSlot(
+        messages.sort((a, b) => a.slot_position - b.slot_position),
+        claimedAt,
+      );
+    }
+    // Slots freed by this cycle are claimed by the next; every free slot filled: more may be due.
+    if (delivered.length > 0 || (slots > 0 && opened.size >= slots)) woken = true;
   }
 
   /** Runs a database write, retried after a deadlock or an outage; null when it never succeeded. */
@@ -152,21 +193,35 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
-  function send(message: ClaimedMessage, token: string) {
-    posting++;
-    deliver(message, token)
-      .then((input) => {
-        if (finished.length === 0) gatherSince = performance.now();
-        finished.push(input);
-      })
-      .catch((error) => logger.error({ err: error, message_id: message.id }, "webhook delivery failed"))
-      .finally(() => {
-        posting--;
+  /** POSTs a slot's messages one after the other. */
+  async function runSlot(messages: ClaimedMessage[], claimedAt: number) {
+    sending++;
+    try {
+      for (const [i, message] of messages.entries()) {
+        // The lease must outlast this POST with a second to spare for its recording; if it may
+        // not (the process stalled), or the worker stops, the rest of the slot is given back.
+        const leaseLeft = claimedAt + leaseMs + message.slot_position * options.timeoutMs - performance.now();
+        if (!running || leaseLeft < leaseMs - options.timeoutMs) {
+          unsent.push(...messages.slice(i));
+          break;
+        }
+        try {
+          const input = await deliver(message);
+          if (finished.length === 0) finishedSince = performance.now();
+          finished.push(input);
+        } catch (error) {
+          logger.error({ err: error, message_id: message.id }, "webhook delivery failed");
+        }
         kick();
-      });
+      }
+    } finally {
+      sending--;
+      if (slotsDone++ === 0) slotsDoneSince = performance.now();
+      kick();
+    }
   }
 
-  async function deliver(message: ClaimedMessage, token: string): Promise<AttemptInput> {
+  async function deliver(message: ClaimedMessage): Promise<AttemptInput> {
     const attemptedAt = new Date();
     const secrets = [options.box.open(message.secret_ciphertext)];
     if (
@@ -179,7 +234,7 @@ export function createWorker(options: WorkerOptions): Worker {
     const headers = signedHeaders(secrets, message.event_id, message.body, attemptedAt);
     const result = await options.client.post(message.url, headers, message.body);
     const decision = decideAfterAttempt(options.retry, message.attempts + 1, result);
-    return { message, token, attemptedAt, result, decision };
+    return { message, attemptedAt, result, decision };
   }
 
   function report(input: AttemptInput, recorded: RecordedAttempt) {
