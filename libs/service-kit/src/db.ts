@@ -38,6 +38,10 @@ export function createDatabase<DB>(options: DatabaseOptions): Database<DB> {
   });
   // An idle client that loses its server emits here; without a listener the process would crash.
   pool.on("error", () => {});
+  // A client checked out (a transaction between two queries) that loses its server emits on
+  // itself, where the pool no longer listens: without this the process crashes when PostgreSQL
+  // stops. Its pending and next queries still fail, and the pool drops it on release.
+  pool.on("connect", (client) => client.on("error", () => {}));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
   return {

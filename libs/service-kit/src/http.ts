@@ -18,7 +18,7 @@ import { HttpError, validationMessages } from "./errors.ts";
 import { type HealthChecks, registerHealthRoutes } from "./health.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
-import { refuseNulCharacters } from "./nul-guard.ts";
+import { mayHoldNul, nulProblems } from "./nul-guard.ts";
 
 export interface HttpAppOptions {
   service: string;
@@ -33,6 +33,28 @@ export interface HttpAppOptions {
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const PROBE_PATHS = new Set(["/livez", "/readyz", "/metrics"]);
 const isProbe = (request: FastifyRequest) => PROBE_PATHS.has(request.url);
+
+/**
+ * One access line per request, when it completes, with only what an operator reads (Fastify's
+ * default writes two lines and serialises the whole request and reply objects). Probes and
+ * scrapes come every few seconds; their lines would drown the real traffic, so they have none.
+ */
+class AccessLog extends LogController {
+  override incomingRequest() {}
+
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
+    if (error || this.isLogDisabled(request)) return super.requestCompleted(error, request, reply);
+    reply.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+      },
+      "request completed",
+    );
+  }
+}
 
 export interface HttpApp {
   app: FastifyInstance;
@@ -49,8 +71,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    // Probes and scrapes come every few seconds; their lines would drown the real traffic.
-    logController: new LogController({ requestIdLogLabel: "request_id", disableRequestLogging: isProbe }),
+    logController: new AccessLog({ requestIdLogLabel: "request_id", disableRequestLogging: isProbe }),
     return503OnClosing: true,
     forceCloseConnections: "idle",
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
@@ -70,14 +91,17 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (text.trim() === "") return done(null, undefined);
     defaultJson(request, text, (error, value) => {
       if (error) return done(new HttpError(400, "body is not valid JSON"), undefined);
+      const problems = mayHoldNul(text) ? nulProblems(value) : [];
+      if (problems.length > 0) return done(new HttpError(422, problems), undefined);
       done(null, value);
     });
   });
 
-  app.addHook("onRequest", async (request, reply) => {
+  // Callback hooks: an async hook costs a promise per request on every route.
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    done();
   });
-  app.addHook("preValidation", refuseNulCharacters);
 
   app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, bodyLimit));
   app.setNotFoundHandler((request, reply) => {

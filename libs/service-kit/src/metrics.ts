@@ -33,11 +33,12 @@ export function registerMetrics(app: FastifyInstance, service: string): AppMetri
     ["method", "route", "status_code"],
     [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
   );
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     duration.observe(
       { method: request.method, route: request.routeOptions.url ?? "unmatched", status_code: String(reply.statusCode) },
       reply.elapsedTime / 1000,
     );
+    done();
   });
   app.get("/metrics", async (_request, reply) => {
     reply.header("content-type", metrics.registry.contentType);
