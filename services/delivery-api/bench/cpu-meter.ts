@@ -24,11 +24,15 @@ function processCpuMs(pid: number): number {
   }
 }
 
-function natsServerPid(): number | null {
+/** The nats-server listening on `port` (other NATS servers may run on the machine). */
+function natsServerPid(port: string): number | null {
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, "utf8").trim() === "nats-server") return Number(entry);
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (!args[0]?.endsWith("nats-server")) continue;
+      const flag = args.findIndex((arg) => arg === "-p" || arg === "--port");
+      if ((flag === -1 ? "4222" : args[flag + 1]) === port) return Number(entry);
     } catch {
       // Gone meanwhile.
     }
@@ -36,8 +40,8 @@ function natsServerPid(): number | null {
   return null;
 }
 
-export function createCpuMeter(pool: pg.Pool, pricingPid: number) {
-  const natsPid = natsServerPid();
+export function createCpuMeter(pool: pg.Pool, pricingPid: number, natsUrl: string) {
+  const natsPid = natsServerPid(new URL(natsUrl).port || "4222");
   return async function sample(): Promise<CpuSample> {
     const { rows } = await pool.query<{ pid: number }>(
       "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",

@@ -111,7 +111,7 @@ const tariff = await api.app.inject({
 });
 if (tariff.statusCode !== 201) throw new Error(`tariff refused: ${tariff.body}`);
 await api.start();
-const sampleCpu = createCpuMeter(api.pool, pricing.pid);
+const sampleCpu = createCpuMeter(api.pool, pricing.pid, api.config.NATS_URL);
 const apiUrl = await api.app.listen({ host: "127.0.0.1", port: 0 });
 
 // The same request shape through Fastify with no work behind it: what the machine allows.
