@@ -40,6 +40,12 @@ export async function insertNewDeliveriesAlone(db: Kysely<DB>, pool: Pool, write
   await runNamed(db, pool, "insert_new_deliveries", newDeliveriesStatement(writes));
 }
 
+/** Whether a delivery with this id is stored (ids are taken before writing, see the catalogue read). */
+export async function deliveryExists(db: Kysely<DB>, id: number): Promise<boolean> {
+  const row = await db.selectFrom("deliveries").select("id").where("id", "=", id).executeTakeFirst();
+  return row !== undefined;
+}
+
 function newDeliveriesStatement(writes: NewDeliveryWrite[]) {
   // price_lines is JSON text already (as priced): it travels as a string and is cast once.
   const deliveries = writes.map(({ rows }) => rows.delivery);
