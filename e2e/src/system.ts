@@ -42,7 +42,7 @@ export async function bootSystemUnderTest(
     DATABASE_URL: database.url,
     NATS_URL: options.natsUrl ?? testInfra().natsUrl,
     NATS_NAMESPACE: randomNamespace(),
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "warn",
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
     API_OPS_TOKEN: OPS_TOKEN,
     WEBHOOKS_SECRET_KEY: "e2e-webhooks-secret-key-0123456789abcdef",
     // The receivers of the tests listen on loopback, which webhooks may reach only when allowed.
