@@ -9,6 +9,7 @@ import { createDatabase, type Database } from "./db.ts";
 import { createLifecycle, exitOnSignals, type Lifecycle } from "./lifecycle.ts";
 import { createLogger } from "./logger.ts";
 import { connectNats, type NatsHandle } from "./nats.ts";
+import { initTracing } from "./tracing.ts";
 
 /** The variables boot needs; every service's config has them (see commonConfig). */
 export interface BootConfig {
@@ -21,6 +22,9 @@ export interface BootConfig {
   PORT: number;
   SHUTDOWN_TIMEOUT_MS: number;
   DATABASE_POOL_SIZE: number;
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_TRACES_FILE?: string;
+  OTEL_TRACES_SAMPLE_RATIO?: number;
 }
 
 export interface ServiceDeps<C extends BootConfig> {
@@ -64,6 +68,9 @@ async function boot<C extends BootConfig>(options: BootOptions<C>, logger: Logge
   process.on("unhandledRejection", (error) => logger.error({ err: error }, "unhandled rejection"));
   const lifecycle = createLifecycle(logger);
   exitOnSignals(lifecycle, logger, config.SHUTDOWN_TIMEOUT_MS);
+  // Before the app is built: its HTTP hooks and spans exist only when tracing is on.
+  const tracing = initTracing(options.service, config);
+  if (tracing.enabled) logger.info("tracing on");
 
   const database = createDatabase({
     url: config.DATABASE_URL,
@@ -88,6 +95,7 @@ async function boot<C extends BootConfig>(options: BootOptions<C>, logger: Logge
   if (built.stop) lifecycle.onShutdown("background work", () => built.stop?.());
   lifecycle.onShutdown("nats", () => nats.drain());
   lifecycle.onShutdown("postgres", () => database.close());
+  if (tracing.enabled) lifecycle.onShutdown("tracing", () => tracing.shutdown());
 
   await built.app.listen({ host: config.HOST, port: config.PORT });
   await built.start?.();

@@ -42,6 +42,23 @@ export const commonConfig = {
     maximum: 200,
     description: "PostgreSQL connections per process.",
   }),
+  OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({
+    default: "",
+    pattern: "^(https?://.+)?$",
+    description:
+      "OpenTelemetry collector (OTLP/HTTP) base URL, e.g. http://otel-collector:4318; spans are exported in the background. Empty: not exported there.",
+  }),
+  OTEL_TRACES_FILE: Type.String({
+    default: "",
+    description: "File every finished span is appended to as a JSON line (development, tests). Empty: none.",
+  }),
+  OTEL_TRACES_SAMPLE_RATIO: Type.Number({
+    default: 1,
+    minimum: 0,
+    maximum: 1,
+    description:
+      "Share of the traces starting here that are recorded; a request carrying a traceparent follows its caller's decision. Tracing is off when no exporter is set.",
+  }),
 };
 
 export interface LoadConfigOptions {

@@ -19,6 +19,7 @@ import { type HealthChecks, registerHealthRoutes } from "./health.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
 import { mayHoldNul, nulProblems } from "./nul-guard.ts";
+import { registerHttpTracing } from "./tracing-http.ts";
 
 export interface HttpAppOptions {
   service: string;
@@ -108,6 +109,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     reply.code(404).send({ errors: [`route ${request.method} ${request.url.split("?")[0]} not found`] });
   });
 
+  registerHttpTracing(app, options.service, isProbe);
   const metrics = registerMetrics(app, options.service);
   registerHealthRoutes(app, options.lifecycle, options.checks);
   return { app, metrics };

@@ -11,3 +11,5 @@ export * from "./metrics.ts";
 export * from "./migrate-command.ts";
 export * from "./migrator.ts";
 export * from "./nats.ts";
+export * from "./nats-tracing.ts";
+export * from "./tracing.ts";

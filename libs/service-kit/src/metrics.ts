@@ -8,7 +8,16 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom
 export interface AppMetrics {
   registry: Registry;
   counter(name: string, help: string, labelNames?: string[]): Counter<string>;
-  gauge(name: string, help: string, labelNames?: string[]): Gauge<string>;
+  /**
+   * `collect`, when given, runs at each scrape before the value is read (a cheap query or a
+   * look at some state); a failing one leaves the previous value and the scrape still answers.
+   */
+  gauge(
+    name: string,
+    help: string,
+    labelNames?: string[],
+    collect?: (gauge: Gauge<string>) => void | Promise<void>,
+  ): Gauge<string>;
   histogram(name: string, help: string, labelNames?: string[], buckets?: number[]): Histogram<string>;
 }
 
@@ -19,7 +28,20 @@ export function createMetrics(service: string): AppMetrics {
   return {
     registry,
     counter: (name, help, labelNames = []) => new Counter({ name, help, labelNames, registers: [registry] }),
-    gauge: (name, help, labelNames = []) => new Gauge({ name, help, labelNames, registers: [registry] }),
+    gauge: (name, help, labelNames = [], collect) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [registry],
+        ...(collect
+          ? {
+              async collect(this: Gauge<string>) {
+                await Promise.resolve(collect(this)).catch(() => {});
+              },
+            }
+          : {}),
+      }),
     histogram: (name, help, labelNames = [], buckets) =>
       new Histogram({ name, help, labelNames, registers: [registry], ...(buckets ? { buckets } : {}) }),
   };
