@@ -13,6 +13,7 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
+import { clientErrorHandler } from "./client-error.ts";
 import { isDependencyDown } from "./dependency-errors.ts";
 import { HttpError, validationMessages } from "./errors.ts";
 import { type HealthChecks, registerHealthRoutes } from "./health.ts";
@@ -75,6 +76,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     logController: new AccessLog({ requestIdLogLabel: "request_id", disableRequestLogging: isProbe }),
     return503OnClosing: true,
     forceCloseConnections: "idle",
+    clientErrorHandler,
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
   });
 
@@ -87,8 +89,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const defaultJson = app.getDefaultJsonParser("error", "error");
   // The APIs take JSON only: any other body, text/plain included, is a 415.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("application/json", { parseAs: "string", bodyLimit }, (request, body, done) => {
-    const text = body.toString();
+  // Bytes that are not UTF-8 are refused, not silently turned into U+FFFD and stored.
+  const utf8 = new TextDecoder("utf-8", { fatal: true });
+  app.addContentTypeParser("application/json", { parseAs: "buffer", bodyLimit }, (request, body, done) => {
+    let text: string;
+    try {
+      text = utf8.decode(body as Buffer);
+    } catch {
+      return done(new HttpError(400, "body is not valid UTF-8"), undefined);
+    }
     if (text.trim() === "") return done(null, undefined);
     defaultJson(request, text, (error, value) => {
       if (error) return done(new HttpError(400, "body is not valid JSON"), undefined);
@@ -102,6 +111,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     done();
+  });
+  // A NUL in the query string or a path parameter would reach PostgreSQL as text it cannot hold
+  // (a 500); only a URL holding "%00" is looked at, so other requests pay one substring search.
+  app.addHook("preValidation", (request, _reply, done) => {
+    if (!request.url.includes("%00")) return done();
+    const problems = [...nulProblems(request.params), ...nulProblems(request.query)];
+    done(problems.length > 0 ? new HttpError(422, problems) : undefined);
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, bodyLimit));
