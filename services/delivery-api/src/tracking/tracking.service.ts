@@ -23,6 +23,8 @@ export interface TrackingState {
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
+/** A proof image id as the upload names it (24 base64url characters and the extension). */
+const MEDIA_ID = /^[A-Za-z0-9_-]{24}\.(png|jpg)$/;
 
 export function createTrackingService(db: Kysely<DB>, positions: PositionsService, ttlMs: number) {
   return {
@@ -86,6 +88,8 @@ export function createTrackingService(db: Kysely<DB>, positions: PositionsServic
     },
 
     async media(id: string) {
+      // Checked before the query: a NUL byte or a huge id would make PostgreSQL fail the request.
+      if (!MEDIA_ID.test(id)) throw notFound("image");
       const row = await db
         .selectFrom("task_media")
         .select(["content_type", "bytes"])
