@@ -1,0 +1,435 @@
+/**
+ * Hostile input over every public endpoint of the running system, property-based (fast-check):
+ * random and adversarial JSON, wrong types, huge and deeply nested bodies, invalid UTF-8, wrong
+ * content types, header abuse, another account's ids — on the client API (deliveries and
+ * webhooks), the geolocation interface, the operator APIs with and without their token, and the
+ * tracking page. Zero 5xx, every error `{"errors": [...]}` (a page may answer an HTML 404), and
+ * the database exactly as before: nothing a refused request sent was written.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { waitFor } from "@dos/service-kit/testing";
+import fc from "fast-check";
+import pg from "pg";
+import { call, clientHeaders, opsHeaders, outboundDelivery, type SeededAccount, seedDemo } from "../src/client.ts";
+import { assertWellAnswered, fingerprint, type RawRequest, send, sendRawHead } from "../src/hostile.ts";
+import { GEO_OPS_TOKEN } from "../src/operator.ts";
+import { bootSystemUnderTest, type SystemUnderTest } from "../src/system.ts";
+
+const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 300);
+
+let system: SystemUnderTest;
+let mine: SeededAccount;
+let other: SeededAccount;
+let api: string;
+let geo: string;
+const ids = { myDelivery: 0, otherDelivery: 0, myWebhook: "", otherWebhook: "" };
+let before_: Record<string, string>;
+
+before(async () => {
+  system = await bootSystemUnderTest({ GEO_OPS_TOKEN });
+  [mine, other] = seedDemo(system).accounts as [SeededAccount, SeededAccount];
+  api = system.url("delivery-api");
+  geo = system.url("geo-ingest");
+  const create = async (account: SeededAccount) =>
+    (
+      (await call(`${api}/api/v2/deliveries`, "POST", clientHeaders(account), outboundDelivery(account))).body as {
+        id: number;
+      }
+    ).id;
+  ids.myDelivery = await create(mine);
+  ids.otherDelivery = await create(other);
+  const hook = async (account: SeededAccount) => {
+    const created = await call(`${api}/api/v2/webhooks`, "POST", clientHeaders(account), {
+      url: "http://127.0.0.1:9/hooks",
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    return (created.body as { id: string }).id;
+  };
+  ids.myWebhook = await hook(mine);
+  ids.otherWebhook = await hook(other);
+  // Everything the setup caused has settled before the database is fingerprinted.
+  const db = new pg.Client({ connectionString: system.env.DATABASE_URL });
+  await db.connect();
+  await waitFor(
+    async () => {
+      const { rows } = await db.query(
+        "select (select count(*) from delivery.outbox where published_at is null) as unpublished, (select count(*) from delivery.outbox) as events, (select count(*) from webhooks.events) as received",
+      );
+      return rows[0].unpublished === "0" && rows[0].events === rows[0].received;
+    },
+    15_000,
+    "setup events settled",
+  );
+  await db.end();
+  before_ = await fingerprint(system.env.DATABASE_URL as string);
+});
+after(async () => system?.teardown());
+
+// ---- arbitraries -------------------------------------------------------------------------------
+
+/** A value of another JSON type than the given one (never a valid replacement). */
+function wrongType(value: unknown): fc.Arbitrary<unknown> {
+  const others = [
+    typeof value !== "string" && fc.string({ maxLength: 20 }),
+    typeof value !== "number" && fc.oneof(fc.integer(), fc.double({ noNaN: true })),
+    typeof value !== "boolean" && fc.boolean(),
+    !Array.isArray(value) && fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 3 }),
+    (typeof value !== "object" || value === null || Array.isArray(value)) &&
+      fc.dictionary(fc.string({ maxLength: 8 }), fc.jsonValue({ maxDepth: 1 }), { maxKeys: 3 }),
+  ].filter(Boolean) as Array<fc.Arbitrary<unknown>>;
+  return fc.oneof(...others);
+}
+
+/** Paths to every leaf and inner value of a JSON value. */
+function paths(value: unknown, prefix: Array<string | number> = []): Array<Array<string | number>> {
+  if (value === null || typeof value !== "object") return [prefix];
+  const children = Object.entries(value).flatMap(([k, v]) =>
+    paths(v, [...prefix, Array.isArray(value) ? Number(k) : k]),
+  );
+  return prefix.length === 0 ? children : [prefix, ...children];
+}
+
+/** A valid body with one value (leaf or subtree) replaced by a value of another type. */
+function mutated(valid: unknown): fc.Arbitrary<unknown> {
+  return fc.constantFrom(...paths(valid)).chain((path) => {
+    let target: unknown = valid;
+    for (const key of path) target = (target as Record<string, unknown>)[key];
+    return wrongType(target).map((replacement) => {
+      const copy = structuredClone(valid) as Record<string | number, unknown>;
+      let node = copy;
+      for (const key of path.slice(0, -1)) node = node[key] as Record<string | number, unknown>;
+      node[path.at(-1) as string | number] = replacement;
+      return copy;
+    });
+  });
+}
+
+const json = (value: unknown) => Buffer.from(JSON.stringify(value));
+const deep = (depth: number) => Buffer.from(`${'{"a":'.repeat(depth)}1${"}".repeat(depth)}`);
+
+/** Bodies no endpoint may accept, and the content type they are sent with. */
+function hostileBodies(valid: unknown[]): fc.Arbitrary<{ body?: Buffer; type?: string }> {
+  const jsonType = fc.constantFrom("application/json", "application/json; charset=utf-8", "Application/JSON");
+  return fc.oneof(
+    fc.record({
+      body: fc
+        .constantFrom(...valid)
+        .chain(mutated)
+        .map(json),
+      type: jsonType,
+    }),
+    fc.record({ body: fc.jsonValue({ maxDepth: 4 }).map(json), type: jsonType }),
+    fc.record({ body: fc.integer({ min: 200, max: 20_000 }).map(deep), type: jsonType }),
+    fc.record({
+      body: fc.integer({ min: 200, max: 5000 }).map((n) => Buffer.from(`${"[".repeat(n)}${"]".repeat(n)}`)),
+      type: jsonType,
+    }),
+    fc.record({
+      body: fc.constantFrom(300_000, 1_500_000).map((n) => json({ comments: "x".repeat(n) })),
+      type: jsonType,
+    }),
+    fc.record({
+      body: fc
+        .uint8Array({ minLength: 1, maxLength: 6 })
+        .map((bytes) =>
+          Buffer.concat([Buffer.from('{"comments":"'), Buffer.from([0xc3, 0x28, 0xff, ...bytes]), Buffer.from('"}')]),
+        ),
+      type: jsonType,
+    }),
+    fc.record({ body: fc.string({ maxLength: 50 }).map((s) => Buffer.from(s)), type: jsonType }),
+    fc.record({
+      body: fc.constantFrom(...valid).map(json),
+      type: fc.constantFrom(
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x",
+        "application/xml",
+      ),
+    }),
+    fc.record({ body: fc.constantFrom(...valid).map(json) }, { requiredKeys: [] }),
+  );
+}
+
+const hostileId = fc.oneof(
+  fc.constantFrom(
+    "0",
+    "-1",
+    "1.5",
+    "99999999999999999999",
+    "abc",
+    "%00",
+    "%2e%2e%2f",
+    "1%20or%201=1",
+    encodeURIComponent("🚚"),
+    "latest",
+  ),
+  fc.integer({ min: -10, max: 10_000_000 }).map(String),
+  fc.string({ minLength: 1, maxLength: 300 }).map(encodeURIComponent),
+);
+const hostileQuery = fc.oneof(
+  fc.constant(""),
+  fc.constantFrom("?page=-1", "?per_page=100000", "?page=abc", "?client_order_reference=%00", "?limit=0", "?limit=1e9"),
+  fc
+    .dictionary(
+      fc.constantFrom("page", "per_page", "client_order_reference", "limit", "x"),
+      fc.string({ maxLength: 30 }),
+    )
+    .map((q) => `?${new URLSearchParams(q)}`),
+);
+
+// ---- the properties ----------------------------------------------------------------------------
+
+async function check(request: RawRequest, options: { page?: boolean } = {}) {
+  const answer = await send(request);
+  assertWellAnswered(`${request.method} ${request.path}`, answer, options);
+  return answer;
+}
+
+describe("hostile input: no 5xx, errors in the spec's shape, nothing written", () => {
+  test("client API: deliveries and webhooks, with any credentials and anyone's ids", async () => {
+    const validCreate = outboundDelivery(mine);
+    const validUpdate = {
+      comments: "c",
+      client_order_reference: "r",
+      packages: validCreate.packages,
+      dropoff: { slot_starting_at: validCreate.dropoff.slot_starting_at },
+    };
+    const auth = fc.constantFrom<Record<string, string | string[]>>(
+      clientHeaders(mine),
+      {},
+      { "x-user-email": mine.email, "x-user-token": `${mine.token}x` },
+      { "x-user-email": [mine.email, other.email], "x-user-token": mine.token },
+      { "x-user-email": mine.email, "x-user-token": [mine.token, other.token] },
+      { "x-user-email": mine.email.toUpperCase(), "x-user-token": "x".repeat(8000) },
+    );
+    // Own ids only where no valid operation could follow (no cancel, delete or rotate of our own).
+    const delivery = fc.oneof(
+      hostileId.filter((id) => id !== String(ids.myDelivery)),
+      fc.constant(String(ids.otherDelivery)),
+    );
+    const webhook = fc.oneof(hostileId, fc.constant(ids.otherWebhook), fc.uuid());
+    const route = fc.oneof(
+      fc.tuple(
+        fc.constantFrom("GET"),
+        fc.oneof(
+          fc.constant("/api/v2/package_types"),
+          hostileQuery.map((q) => `/api/v2/deliveries${q}`),
+          hostileQuery.map((q) => `/api/v2/deliveries/latest${q}`),
+        ),
+      ),
+      fc.tuple(
+        fc.constantFrom("POST"),
+        fc.constantFrom("/api/v2/deliveries", "/api/v2/deliveries/quote", "/api/v2/webhooks", "/api/v1/deliveries"),
+      ),
+      fc.tuple(
+        fc.constantFrom("GET", "PATCH", "PUT"),
+        fc.oneof(delivery, fc.constant(String(ids.myDelivery))).map((id) => `/api/v2/deliveries/${id}`),
+      ),
+      fc.tuple(
+        fc.constantFrom("PATCH"),
+        delivery.map((id) => `/api/v2/deliveries/${id}/cancel`),
+      ),
+      fc.tuple(
+        fc.constantFrom("POST"),
+        fc.oneof(delivery, fc.constant(String(ids.myDelivery))).map((id) => `/api/v2/deliveries/${id}/redelivery`),
+      ),
+      fc.tuple(
+        fc.constantFrom("DELETE"),
+        webhook.map((id) => `/api/v2/webhooks/${id}`),
+      ),
+      fc.tuple(
+        fc.constantFrom("POST"),
+        webhook.map((id) => `/api/v2/webhooks/${id}/rotate`),
+      ),
+      fc.tuple(
+        fc.constantFrom("GET"),
+        fc
+          .tuple(fc.oneof(webhook, fc.constant(ids.myWebhook)), hostileQuery)
+          .map(([id, q]) => `/api/v2/webhooks/${id}/attempts${q}`),
+      ),
+      fc.tuple(
+        fc.constantFrom("POST"),
+        fc.oneof(webhook, fc.constant(ids.myWebhook)).map((id) => `/api/v2/webhooks/${id}/replay`),
+      ),
+    );
+    const bodies = hostileBodies([
+      validCreate,
+      validUpdate,
+      { url: "http://127.0.0.1:9/x", events: ["delivery.created"] },
+      { since: new Date().toISOString() },
+    ]);
+    await fc.assert(
+      fc.asyncProperty(
+        route,
+        auth,
+        bodies,
+        fc.option(fc.string({ maxLength: 300 })),
+        async ([method, path], headers, body, key) => {
+          const withBody = method !== "GET" && method !== "DELETE";
+          const all: Record<string, string | string[]> = { ...headers };
+          if (withBody && body.type) all["content-type"] = body.type;
+          if (key !== null) all["idempotency-key"] = encodeURIComponent(key);
+          const answer = await check({ base: api, method, path, headers: all, body: withBody ? body.body : undefined });
+          // Another account's delivery or webhook is unknown here, never forbidden nor shown.
+          const segments = path.split(/[/?]/);
+          if (segments.includes(String(ids.otherDelivery)) || segments.includes(ids.otherWebhook)) {
+            assert.ok([401, 404, 413, 415, 400, 422].includes(answer.status), `${method} ${path} → ${answer.status}`);
+            assert.ok(!answer.body.includes(other.email));
+          }
+          if (method !== "GET" && answer.status < 300) {
+            // Only a PATCH/PUT that changes nothing may pass; the fingerprint below proves it did not write.
+            assert.ok(
+              method === "PATCH" || method === "PUT",
+              `${method} ${path} accepted: ${answer.body.slice(0, 200)}`,
+            );
+          }
+        },
+      ),
+      { seed: SEED, numRuns: RUNS * 3 },
+    );
+  });
+
+  test("geolocation interface: known, inactive and unknown vehicles", async () => {
+    const valid = {
+      latitude: 48.86,
+      longitude: 2.34,
+      provider: "demo-tracker",
+      tracker_id: 7,
+      timestamp: new Date().toISOString(),
+    };
+    const vehicle = fc.oneof(fc.constantFrom("DEMO-VAN-1", "DEMO-VAN-2"), hostileId);
+    await fc.assert(
+      fc.asyncProperty(vehicle, hostileBodies([valid]), async (id, body) => {
+        const headers: Record<string, string> = body.type ? { "content-type": body.type } : {};
+        await check({
+          base: geo,
+          method: "POST",
+          path: `/external/vehicles/${id}/geolocations`,
+          headers,
+          body: body.body,
+        });
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  test("operator APIs: without the token every route is 401; with it, hostile bodies are refused", async () => {
+    const opsRoutes: Array<[string, string]> = [
+      ["GET", "/ops/v1/accounts"],
+      ["POST", "/ops/v1/accounts"],
+      ["PATCH", `/ops/v1/accounts/${mine.account_id}`],
+      ["POST", `/ops/v1/accounts/${mine.account_id}/users`],
+      ["POST", `/ops/v1/accounts/${mine.account_id}/package_types`],
+      ["POST", `/ops/v1/accounts/${mine.account_id}/zones`],
+      ["POST", `/ops/v1/accounts/${mine.account_id}/addresses`],
+      ["PUT", `/ops/v1/accounts/${mine.account_id}/default_place`],
+      ["POST", `/ops/v1/accounts/${mine.account_id}/tariffs`],
+      ["POST", "/ops/v1/messengers"],
+      ["POST", "/ops/v1/vehicles"],
+      ["POST", "/ops/v1/rounds"],
+      ["PATCH", `/ops/v1/deliveries/${ids.myDelivery}/status`],
+      ["POST", "/ops/v1/tasks/999999/complete"],
+      ["PUT", `/ops/v1/accounts/${mine.account_id}/courier_simulator`],
+    ];
+    const token = fc.constantFrom<Record<string, string | string[]>>(
+      {},
+      { authorization: "Bearer wrong" },
+      { authorization: `Basic ${opsHeaders.authorization}` },
+      { authorization: ["Bearer x", opsHeaders.authorization] },
+      { authorization: `Bearer ${"x".repeat(9000)}` },
+    );
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom(...opsRoutes),
+        token,
+        hostileBodies([{ company_name: "X" }]),
+        async ([method, path], auth, body) => {
+          const headers = { ...auth, ...(body.type ? { "content-type": body.type } : {}) };
+          const answer = await check({
+            base: api,
+            method,
+            path,
+            headers,
+            body: method === "GET" ? undefined : body.body,
+          });
+          assert.ok(
+            [401, 413, 415, 400].includes(answer.status),
+            `${method} ${path} without the token → ${answer.status}`,
+          );
+        },
+      ),
+      { seed: SEED, numRuns: RUNS },
+    );
+    // With the token: the bodies are hostile, so each write is refused (random JSON never holds the required fields).
+    const writes = opsRoutes.filter(([method]) => method !== "GET" && method !== "PATCH");
+    const bodies = hostileBodies([{ name: "n" }]);
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...writes), bodies, async ([method, path], body) => {
+        const headers = { ...opsHeaders, ...(body.type ? { "content-type": body.type } : {}) };
+        const answer = await check({ base: api, method, path, headers, body: body.body });
+        assert.ok(answer.status >= 400, `${method} ${path} accepted ${body.body?.subarray(0, 200).toString()}`);
+      }),
+      { seed: SEED, numRuns: RUNS },
+    );
+    for (const auth of [
+      {} as Record<string, string>,
+      { authorization: "Bearer wrong" },
+      { authorization: `Bearer ${GEO_OPS_TOKEN}` },
+    ]) {
+      const answer = await check({
+        base: geo,
+        method: "GET",
+        path: "/ops/v1/rounds/abc/track?limit=-1",
+        headers: auth,
+      });
+      assert.ok(answer.status === 401 || answer.status === 422 || answer.status === 404, String(answer.status));
+    }
+  });
+
+  test("tracking pages and media: unknown, malformed and huge tokens", async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        hostileId,
+        fc.constantFrom("", "/state", "/events"),
+        fc.boolean(),
+        async (token, suffix, media) => {
+          const path = media ? `/media/${token}` : `/track/${token}${suffix}`;
+          const answer = await check({ base: api, method: "GET", path, headers: {} }, { page: true });
+          assert.ok(
+            answer.status === 404 || answer.status === 400 || answer.status === 422,
+            `${path} → ${answer.status}`,
+          );
+        },
+      ),
+      { seed: SEED, numRuns: RUNS },
+    );
+  });
+
+  test("header abuse on the wire: huge, repeated, CR/LF and NUL in values, malformed lines", async () => {
+    const path = `/api/v2/deliveries/${ids.myDelivery}`;
+    const heads = [
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX-User-Email: ${mine.email}\r\nX-User-Token: ${"t".repeat(70_000)}\r\n\r\n`,
+      `GET ${path} HTTP/1.1\r\nHost: x\r\n${Array.from({ length: 3000 }, (_, i) => `X-H${i}: v`).join("\r\n")}\r\n\r\n`,
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX-User-Email: ${mine.email}\rX-User-Token: ${mine.token}\r\n\r\n`,
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX-User-Email: ${mine.email}\nX-User-Token: ${mine.token}\r\n\r\n`,
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX-User-Email: ${mine.email}\u0000\r\nX-User-Token: ${mine.token}\r\n\r\n`,
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX User Email: ${mine.email}\r\n\r\n`,
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX-User-Email: ${mine.email}\r\nX-User-Email: ${other.email}\r\nX-User-Token: ${mine.token}\r\n\r\n`,
+      `GET ${path} HTTP/1.1\r\nHost: x\r\nX-User-Email: caf\u00e9@x\r\nX-User-Token: ${mine.token}\r\n\r\n`,
+      `POST /api/v2/deliveries HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n`,
+      `GET /api/v2/deliveries HTTP/9.9\r\nHost: x\r\n\r\n`,
+      `\u0000\u0001 garbage\r\n\r\n`,
+    ];
+    for (const [base, head] of heads.flatMap((h) => [api, geo].map((b) => [b, h] as const))) {
+      const answer = await sendRawHead(base, Buffer.from(head, "latin1"));
+      assertWellAnswered(`raw ${JSON.stringify(head.slice(0, 80))}`, answer);
+      assert.ok(answer.status >= 400, `raw ${JSON.stringify(head.slice(0, 80))} → ${answer.status}`);
+    }
+  });
+
+  test("the database is exactly as before", async () => {
+    assert.deepEqual(await fingerprint(system.env.DATABASE_URL as string), before_);
+  });
+});
