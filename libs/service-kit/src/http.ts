@@ -112,11 +112,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     reply.header("x-request-id", request.id);
     done();
   });
-  // A NUL in the query string or a path parameter would reach PostgreSQL as text it cannot hold
-  // (a 500); only a URL holding "%00" is looked at, so other requests pay one substring search.
+  // A NUL in the query string would reach PostgreSQL as text it cannot hold (a 500); only a URL
+  // holding "%00" is looked at, so other requests pay one substring search. Path parameters are
+  // each route's own: an id that cannot be one is that route's 404.
   app.addHook("preValidation", (request, _reply, done) => {
     if (!request.url.includes("%00")) return done();
-    const problems = [...nulProblems(request.params), ...nulProblems(request.query)];
+    const problems = nulProblems(request.query);
     done(problems.length > 0 ? new HttpError(422, problems) : undefined);
   });
 
