@@ -9,7 +9,6 @@ import {
   inHours,
   json,
   outboundBody,
-  place,
   slot,
   startDeliveriesTestbed,
 } from "./delivery-fixtures.ts";
