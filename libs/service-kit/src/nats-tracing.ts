@@ -7,7 +7,13 @@ import { headers, type MsgHdrs } from "@nats-io/transport-node";
 import { type Context, propagation, ROOT_CONTEXT, type Span, type TextMapGetter } from "@opentelemetry/api";
 import { traceHeaders, tracingEnabled } from "./tracing.ts";
 
-const natsGetter: TextMapGetter<MsgHdrs> = {
+/** What is read of message headers (any nats-core version's MsgHdrs fits). */
+export interface ReadableHeaders {
+  get(key: string): string;
+  keys(): string[];
+}
+
+const natsGetter: TextMapGetter<ReadableHeaders> = {
   keys: (carrier) => carrier.keys(),
   get: (carrier, key) => carrier.get(key) || undefined,
 };
@@ -21,12 +27,12 @@ export function natsTraceHeaders(span: Span | undefined, into?: MsgHdrs): MsgHdr
 }
 
 /** The context a message's sender put in its headers; the root context when none. */
-export function contextFromNatsHeaders(hdrs: MsgHdrs | undefined): Context {
+export function contextFromNatsHeaders(hdrs: ReadableHeaders | undefined): Context {
   if (!hdrs || !tracingEnabled()) return ROOT_CONTEXT;
   return propagation.extract(ROOT_CONTEXT, hdrs, natsGetter);
 }
 
 /** The `traceparent` header of a message, as received (to store it with the work it starts). */
-export function traceparentHeader(hdrs: MsgHdrs | undefined): string | null {
+export function traceparentHeader(hdrs: ReadableHeaders | undefined): string | null {
   return hdrs?.get("traceparent") || null;
 }

@@ -40,6 +40,9 @@ import {
   TracerProvider,
 } from "@opentelemetry/sdk-trace";
 
+/** What services need of the API, so they depend on the kit alone. */
+export { type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+
 export interface TracingConfig {
   /** OTLP/HTTP collector base URL (`…:4318`); spans go to `<url>/v1/traces`. Empty: not exported there. */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;

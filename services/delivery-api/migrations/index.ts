@@ -2,10 +2,12 @@
 import type { Migration } from "kysely/migration";
 import * as accountsAndDeliveries from "./2026_11_21_0001_accounts_and_deliveries.ts";
 import * as dispatch from "./2026_12_01_0002_dispatch.ts";
+import * as outboxTraceContext from "./2026_12_10_0003_outbox_trace_context.ts";
 
 export const SCHEMA = "delivery";
 
 export const migrations: Record<string, Migration> = {
   "2026_11_21_0001_accounts_and_deliveries": accountsAndDeliveries,
   "2026_12_01_0002_dispatch": dispatch,
+  "2026_12_10_0003_outbox_trace_context": outboxTraceContext,
 };

@@ -22,7 +22,7 @@ import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
   const { config } = deps;
   const db = deps.database.db as Kysely<DB>;
-  const { app } = createHttpApp({
+  const { app, metrics } = createHttpApp({
     service: SERVICE_NAMES.deliveryApi,
     logger: deps.logger,
     lifecycle: deps.lifecycle,
@@ -38,6 +38,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     database: deps.database,
     nats: deps.nats,
     logger: deps.logger,
+    metrics,
   });
   const dispatch = createDispatchFeature({
     config,

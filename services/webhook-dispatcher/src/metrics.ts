@@ -33,7 +33,7 @@ export function createDispatcherMetrics(metrics: AppMetrics) {
     queueDepth: metrics.gauge("webhook_queue_depth", "Pending webhook messages, over all endpoints."),
     oldestPendingAge: metrics.gauge("webhook_oldest_pending_age_seconds", "Age of the oldest pending webhook message."),
     consumerPending: metrics.gauge(
-      "webhook_consumer_lag_messages",
+      "webhook_consumer_pending_messages",
       "Delivery events in the stream not yet taken in by the dispatcher's consumer.",
     ),
     consumerAckPending: metrics.gauge(

@@ -3,12 +3,13 @@
  * the operator routes (under /ops/v1) and the outbox relay that publishes their events.
  */
 import { natsNames } from "@dos/contracts";
-import type { Database, Logger, NatsHandle } from "@dos/service-kit";
+import type { AppMetrics, Database, Logger, NatsHandle } from "@dos/service-kit";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
 import { createOutboxRelay } from "../outbox/outbox.relay.ts";
+import { outboxBacklog } from "../outbox/outbox.repository.ts";
 import { createPricingClient } from "../pricing/pricing.client.ts";
 import { createCatalogueLoader } from "./catalogue.repository.ts";
 import { deliveriesOpsRoutes } from "./deliveries.ops-routes.ts";
@@ -24,9 +25,10 @@ export interface DeliveriesFeatureDeps {
   database: Database<unknown>;
   nats: NatsHandle;
   logger: Logger;
+  metrics: AppMetrics;
 }
 
-export function createDeliveriesFeature({ config, db, database, nats, logger }: DeliveriesFeatureDeps) {
+export function createDeliveriesFeature({ config, db, database, nats, logger, metrics }: DeliveriesFeatureDeps) {
   const pricing = createPricingClient({
     nc: nats.nc,
     namespace: config.NATS_NAMESPACE,
@@ -40,7 +42,9 @@ export function createDeliveriesFeature({ config, db, database, nats, logger }: 
     catalogues: createCatalogueLoader(db, database.pool),
     writer: createNewDeliveryWriter(db, database.pool),
     trackingBaseUrl: `${config.API_PUBLIC_URL.replace(/\/+$/, "")}/track`,
+    created: metrics.counter("deliveries_created_total", "Deliveries created through the client API (replays aside)."),
   };
+  registerOutboxGauges(db, metrics);
   const deliveries = createDeliveriesService(deps);
   const redeliveries = createRedeliveryService(deps);
   const statuses = createDeliveryStatusService(deps);
@@ -61,4 +65,30 @@ export function createDeliveriesFeature({ config, db, database, nats, logger }: 
     /** Register inside the /ops/v1 context. */
     opsRoutes: (app: FastifyInstance) => deliveriesOpsRoutes(app, { statuses }),
   };
+}
+
+/**
+ * Measured at each scrape (one query on the partial index of unpublished rows, shared by both
+ * gauges): what waits for the relay, and for how long. Every replica reports the same table;
+ * the alerts take the max.
+ */
+function registerOutboxGauges(db: Kysely<DB>, metrics: AppMetrics) {
+  let reading: Promise<{ backlog: number; oldestAgeSeconds: number }> | undefined;
+  const read = () => {
+    reading ??= outboxBacklog(db).finally(() => {
+      reading = undefined;
+    });
+    return reading;
+  };
+  metrics.gauge("outbox_backlog", "Delivery events written and not yet published to NATS.", [], async (gauge) => {
+    gauge.set((await read()).backlog);
+  });
+  metrics.gauge(
+    "outbox_oldest_age_seconds",
+    "Age of the oldest delivery event not yet published (0 when none waits).",
+    [],
+    async (gauge) => {
+      gauge.set((await read()).oldestAgeSeconds);
+    },
+  );
 }

@@ -114,9 +114,10 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
         // Without a key there is nothing to store with it: the create joins the group commit.
         const created = await prepareCreate(account, input);
         await deps.writer.write(created);
+        deps.created?.inc();
         return { status: 201, body: created.delivery, replayed: false };
       }
-      return respondOnce(
+      const response = await respondOnce(
         db,
         idempotency,
         () => prepareCreate(account, input),
@@ -125,6 +126,8 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
           return { status: 201, body: created.delivery };
         },
       );
+      if (response.status === 201 && !response.replayed) deps.created?.inc();
+      return response;
     },
 
     async update(account: ClientAccount, id: number, patch: DeliveryUpdateInput): Promise<Delivery> {

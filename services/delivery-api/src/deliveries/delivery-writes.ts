@@ -40,6 +40,8 @@ export interface DeliveriesDeps {
   trackingBaseUrl: string;
   /** The clock; tests may fix it. */
   now?: () => Date;
+  /** Counts deliveries created (`deliveries_created_total`); absent in tests that do not look. */
+  created?: { inc(): void };
 }
 
 export async function ruleContext(

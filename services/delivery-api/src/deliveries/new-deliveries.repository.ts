@@ -59,6 +59,7 @@ function newDeliveriesStatement(writes: NewDeliveryWrite[]) {
     type: event.envelope.type,
     subject: event.subject,
     payload: event.envelope,
+    traceparent: event.traceparent,
   }));
   return sql`
     with new_deliveries as (
@@ -97,10 +98,10 @@ function newDeliveriesStatement(writes: NewDeliveryWrite[]) {
         fragility text, temperature text, client_reference text)
     ),
     new_events as (
-      insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at)
-      select id, account_id, delivery_id, sequence, type, subject, payload, clock_timestamp()
+      insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at, traceparent)
+      select id, account_id, delivery_id, sequence, type, subject, payload, clock_timestamp(), traceparent
       from jsonb_to_recordset(${JSON.stringify(events)}::jsonb) as r(id uuid, account_id bigint,
-        delivery_id bigint, sequence integer, type text, subject text, payload jsonb)
+        delivery_id bigint, sequence integer, type text, subject text, payload jsonb, traceparent text)
     )
     -- One notification per statement, however many events it wrote: the relay drains them all.
     select pg_notify(${OUTBOX_CHANNEL}, '')

@@ -9,7 +9,17 @@
  */
 
 import { setTimeout } from "node:timers/promises";
-import type { Database } from "@dos/service-kit";
+import { SERVICE_NAMES } from "@dos/contracts";
+import {
+  contextFromTraceparent,
+  type Database,
+  natsTraceHeaders,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  tracingEnabled,
+} from "@dos/service-kit";
 import { type JetStreamClient, jetstream } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Kysely } from "kysely";
@@ -79,9 +89,16 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
         deliveries.add(deliveryId);
       }
       const wave = rows.slice(start, end);
+      const spans = tracingEnabled() ? wave.map(publishSpan) : undefined;
       const results = await Promise.allSettled(
-        wave.map((row) => js.publish(row.subject, row.payload, { msgID: row.id })),
+        wave.map((row, i) =>
+          js.publish(row.subject, row.payload, { msgID: row.id, headers: natsTraceHeaders(spans?.[i]) }),
+        ),
       );
+      spans?.forEach((span, i) => {
+        if (results[i]?.status === "rejected") span?.setStatus({ code: SpanStatusCode.ERROR });
+        span?.end();
+      });
       let failure: unknown;
       for (const [index, result] of results.entries()) {
         if (result.status === "fulfilled") published.push((wave[index] as OutboxRow).id);
@@ -91,6 +108,22 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       start = end;
     }
     return { published, failure: undefined };
+  }
+
+  /**
+   * The publish continues the trace of the change that wrote the event (its stored context is
+   * the parent), so one trace runs from the HTTP request to the webhook POST.
+   */
+  function publishSpan(row: OutboxRow): Span | undefined {
+    return startSpan(SERVICE_NAMES.deliveryApi, "delivery-events publish", {
+      kind: SpanKind.PRODUCER,
+      parent: contextFromTraceparent(row.traceparent),
+      attributes: {
+        "messaging.system": "nats",
+        "messaging.destination.name": row.subject,
+        "messaging.message.id": row.id,
+      },
+    });
   }
 
   async function drain(): Promise<number> {

@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import type { Delivery, DeliveryEvent, DeliveryEventType, NatsNames } from "@dos/contracts";
 import { formatTimestamp } from "@dos/contracts";
+import { traceparentOf } from "@dos/service-kit";
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 
@@ -23,6 +24,8 @@ export interface OutboxEvent {
   id: string;
   subject: string;
   envelope: DeliveryEvent;
+  /** The trace context of the change (the request's span), published with the event; null when not traced. */
+  traceparent: string | null;
 }
 
 /** The event announcing a change of `event.delivery`, numbered `sequence` in that delivery's events. */
@@ -41,7 +44,8 @@ export function deliveryEvent(names: NatsNames, event: NewDeliveryEvent, sequenc
       ...(event.previousStatus ? { previous_status: event.previousStatus } : {}),
     },
   } satisfies DeliveryEvent;
-  return { id, subject: names.subjects.deliveryEvent(event.accountId, deliveryId, event.type), envelope };
+  const subject = names.subjects.deliveryEvent(event.accountId, deliveryId, event.type);
+  return { id, subject, envelope, traceparent: traceparentOf() };
 }
 
 /**
@@ -54,15 +58,16 @@ export function deliveryEvent(names: NatsNames, event: NewDeliveryEvent, sequenc
  * new-deliveries.repository.ts.)
  */
 export async function appendDeliveryEvent(db: Db, names: NatsNames, event: NewDeliveryEvent): Promise<DeliveryEvent> {
-  const { id, subject, envelope } = deliveryEvent(names, event, 0);
+  const { id, subject, envelope, traceparent } = deliveryEvent(names, event, 0);
   const deliveryId = envelope.delivery_id;
   const { rows } = await sql<{ sequence: number }>`
     with next as (
       update deliveries set event_sequence = event_sequence + 1 where id = ${deliveryId} returning event_sequence
     )
-    insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at)
+    insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at, traceparent)
     select ${id}, ${event.accountId}, ${deliveryId}, next.event_sequence, ${event.type}, ${subject},
-      jsonb_set(${JSON.stringify(envelope)}::jsonb, '{sequence}', to_jsonb(next.event_sequence)), clock_timestamp()
+      jsonb_set(${JSON.stringify(envelope)}::jsonb, '{sequence}', to_jsonb(next.event_sequence)), clock_timestamp(),
+      ${traceparent}
     from next
     returning sequence, pg_notify(${OUTBOX_CHANNEL}, '') as notified
   `.execute(db);
@@ -77,19 +82,32 @@ export interface OutboxRow {
   subject: string;
   /** The event as JSON text, published as it is (no parse and re-serialisation per event). */
   payload: string;
+  traceparent: string | null;
 }
 
 /** The oldest unpublished events, in an order that keeps each delivery's sequence. */
 export function unpublishedEvents(db: Db, limit: number): Promise<OutboxRow[]> {
   return db
     .selectFrom("outbox")
-    .select(["id", "delivery_id", "subject", sql<string>`payload::text`.as("payload")])
+    .select(["id", "delivery_id", "subject", sql<string>`payload::text`.as("payload"), "traceparent"])
     .where("published_at", "is", null)
     .orderBy("occurred_at")
     .orderBy("delivery_id")
     .orderBy("sequence")
     .limit(limit)
     .execute();
+}
+
+/**
+ * Events waiting and the age of the oldest, for the metrics: both read from the partial index
+ * of unpublished rows (empty most of the time), so a scrape costs next to nothing.
+ */
+export async function outboxBacklog(db: Db): Promise<{ backlog: number; oldestAgeSeconds: number }> {
+  const { rows } = await sql<{ backlog: number; age: number | null }>`
+    select count(*)::int as backlog, extract(epoch from clock_timestamp() - min(occurred_at))::float8 as age
+    from outbox where published_at is null
+  `.execute(db);
+  return { backlog: rows[0]?.backlog ?? 0, oldestAgeSeconds: Math.max(0, rows[0]?.age ?? 0) };
 }
 
 export async function markPublished(db: Db, ids: string[]): Promise<void> {

@@ -11,4 +11,6 @@ export interface OutboxTable {
   payload: JSONColumnType<DeliveryEvent, string, string>;
   occurred_at: ColumnType<Date, Date | string | undefined, never>;
   published_at: Date | null;
+  /** W3C trace context of the change that wrote the event; the relay publishes it in the headers. */
+  traceparent: string | null;
 }

@@ -11,8 +11,17 @@ import {
   QuoteReply as QuoteReplySchema,
   type QuoteRequest,
   SERVICE_ERROR_HEADERS,
+  SERVICE_NAMES,
 } from "@dos/contracts";
-import { type HttpError, type Logger, unavailable } from "@dos/service-kit";
+import {
+  type HttpError,
+  type Logger,
+  natsTraceHeaders,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  unavailable,
+} from "@dos/service-kit";
 import type { Msg, NatsConnection } from "@nats-io/nats-core";
 
 /** Seconds a client is told to wait before retrying a request that pricing could not answer. */
@@ -65,10 +74,22 @@ export async function requestPricing(
   body: unknown,
 ): Promise<PricingAnswer> {
   const { timeoutMs, logger } = options;
+  // A client span around the request; its context travels in the headers to pricing's span.
+  const span = startSpan(SERVICE_NAMES.deliveryApi, `pricing ${subject.split(".").pop()}`, {
+    kind: SpanKind.CLIENT,
+    attributes: { "messaging.system": "nats", "messaging.destination.name": subject },
+  });
   let msg: Msg;
   try {
-    msg = await options.nc.request(subject, JSON.stringify(body), { timeout: timeoutMs });
+    msg = await options.nc.request(subject, JSON.stringify(body), {
+      timeout: timeoutMs,
+      headers: natsTraceHeaders(span),
+    });
+    if (msg.headers?.get(SERVICE_ERROR_HEADERS.code)) span?.setStatus({ code: SpanStatusCode.ERROR });
+    span?.end();
   } catch (error) {
+    span?.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).name });
+    span?.end();
     const e = error as Error & { isNoResponders?: () => boolean };
     if (e.name === "TimeoutError") {
       throw pricingUnavailable(

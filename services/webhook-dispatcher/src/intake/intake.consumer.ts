@@ -4,7 +4,23 @@
  * a database failure naks it for redelivery, a malformed event is terminated. The consume()
  * call runs inside an outer loop that re-creates it after any failure.
  */
-import { compileValidator, type DeliveryEvent, DeliveryEvent as DeliveryEventSchema, natsNames } from "@dos/contracts";
+import {
+  compileValidator,
+  type DeliveryEvent,
+  DeliveryEvent as DeliveryEventSchema,
+  natsNames,
+  SERVICE_NAMES,
+} from "@dos/contracts";
+import {
+  contextFromNatsHeaders,
+  type Span,
+  SpanKind,
+  SpanStatusCode,
+  startSpan,
+  traceparentHeader,
+  traceparentOf,
+  tracingEnabled,
+} from "@dos/service-kit";
 import {
   AckPolicy,
   type ConsumerMessages,
@@ -68,7 +84,7 @@ export function createIntakeConsumer(options: {
 
   /** Records a batch in one transaction, then acknowledges it; a malformed event is terminated. */
   async function handleBatch(batch: JsMsg[]) {
-    const valid: Array<{ msg: JsMsg } & IncomingEvent> = [];
+    const valid: Array<{ msg: JsMsg; span: Span | undefined } & IncomingEvent> = [];
     for (const msg of batch) {
       let parsed: unknown;
       try {
@@ -78,7 +94,10 @@ export function createIntakeConsumer(options: {
       }
       const checked = validateEvent(parsed);
       if (checked.ok) {
-        valid.push({ msg, event: checked.value, body: msg.string() });
+        const span = intakeSpan(msg);
+        // The intake span's context is stored: each POST of the event is its child.
+        const traceparent = span ? traceparentOf(span) : traceparentHeader(msg.headers);
+        valid.push({ msg, event: checked.value, body: msg.string(), traceparent, span });
         continue;
       }
       // It can never succeed; keeping it would only have it redelivered forever.
@@ -90,18 +109,36 @@ export function createIntakeConsumer(options: {
       msg.term("malformed delivery event");
     }
     if (valid.length === 0) return;
+    const endSpans = (failed: boolean) => {
+      for (const { span } of valid) {
+        if (failed) span?.setStatus({ code: SpanStatusCode.ERROR });
+        span?.end();
+      }
+    };
     try {
       const queued = await recordEvents(options.db, valid, options.intake);
       for (const { msg } of valid) msg.ack();
+      endSpans(false);
       metrics.eventsReceived.inc({ result: "recorded" }, valid.length);
       if (queued > 0) options.onQueued();
     } catch (error) {
       // Naked in arrival order, the events come back in that order once the database answers.
       logger.warn({ err: error, events: valid.length }, "cannot record delivery events; they will be redelivered");
       metrics.eventsReceived.inc({ result: "failed" }, valid.length);
+      endSpans(true);
       for (const { msg } of valid) msg.nak(RETRY_DELAY_MS);
       await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS / 10));
     }
+  }
+
+  /** The span of one event's intake, a child of the publish span in its headers; none when not traced. */
+  function intakeSpan(msg: JsMsg): Span | undefined {
+    if (!tracingEnabled()) return undefined;
+    return startSpan(SERVICE_NAMES.webhookDispatcher, "delivery-events intake", {
+      kind: SpanKind.CONSUMER,
+      parent: contextFromNatsHeaders(msg.headers),
+      attributes: { "messaging.system": "nats", "messaging.destination.name": msg.subject },
+    });
   }
 
   /**

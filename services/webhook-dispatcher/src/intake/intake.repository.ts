@@ -18,6 +18,8 @@ export interface IncomingEvent {
   event: DeliveryEvent;
   /** The exact bytes published: the body every attempt POSTs and signs. */
   body: string;
+  /** The trace context its POSTs continue; null when it came untraced. */
+  traceparent: string | null;
 }
 
 /** Records the events; returns how many messages were queued. */
@@ -27,13 +29,14 @@ export async function recordEvents(db: Kysely<DB>, incoming: IncomingEvent[], op
     const inserted = await tx
       .insertInto("events")
       .values(
-        incoming.map(({ event, body }) => ({
+        incoming.map(({ event, body, traceparent }) => ({
           id: event.id,
           account_id: event.account_id,
           delivery_id: event.delivery_id,
           sequence: event.sequence,
           type: event.type,
           body,
+          traceparent,
           occurred_at: new Date(event.occurred_at),
         })),
       )

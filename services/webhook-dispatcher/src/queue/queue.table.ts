@@ -11,6 +11,8 @@ export interface EventsTable {
   body: string;
   occurred_at: Timestamp;
   received_at: Timestamp;
+  /** W3C trace context of the intake span (or as published, when not traced here); the POST continues it. */
+  traceparent: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export type MessageState = "pending" | "delivered" | "dead";

@@ -129,3 +129,14 @@ export function formatDuration(ms: number): string {
   for (const [size, label] of units) if (ms >= size) return `${Math.floor(ms / size)}${label}`;
   return `${Math.floor(ms / 1000)} s`;
 }
+
+/** The stored trace contexts of events (those that have one), by event id. */
+export async function eventTraceparents(db: Db, eventIds: string[]): Promise<Map<string, string>> {
+  const rows = await db
+    .selectFrom("events")
+    .select(["id", "traceparent"])
+    .where("id", "in", eventIds)
+    .where("traceparent", "is not", null)
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.traceparent as string]));
+}

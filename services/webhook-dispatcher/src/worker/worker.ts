@@ -13,6 +13,7 @@
  * intake or a replay starts a cycle at once; otherwise due retries are looked for every poll
  * interval. Failed attempts, rare, are recorded in a transaction of their own.
  */
+import { tracingEnabled } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
@@ -26,8 +27,9 @@ import {
 } from "../queue/queue.repository.ts";
 import type { SecretBox } from "../signing/secret-box.ts";
 import { signedHeaders } from "../signing/signing.ts";
-import { type AttemptInput, type RecordedAttempt, recordFailures } from "./attempts.repository.ts";
+import { type AttemptInput, eventTraceparents, type RecordedAttempt, recordFailures } from "./attempts.repository.ts";
 import { decideAfterAttempt, type RetryPolicy } from "./retry-policy.ts";
+import { tracedPost } from "./traced-post.ts";
 
 const MAX_BATCH = 256;
 /**
@@ -166,11 +168,14 @@ export function createWorker(options: WorkerOptions): Worker {
     });
     if (!claimed) return;
     for (const attempt of delivered) metrics.observeAttempt("delivered", attempt.durationMs);
+    // Only when traced: one more read per cycle for the events' stored trace contexts.
+    const traces = tracingEnabled() && claimed.length > 0 ? await traceparentsOf(claimed) : undefined;
     const opened = Map.groupBy(claimed, (m) => m.lease_token);
     for (const messages of opened.values()) {
       void runSlot(
         messages.sort((a, b) => a.slot_position - b.slot_position),
         claimedAt,
+        traces,
       );
     }
     // Slots freed by this cycle are claimed by the next; every free slot filled: more may be due.
@@ -193,8 +198,18 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
+  /** The stored trace context of each claimed message's event; a failed read only loses the traces. */
+  async function traceparentsOf(claimed: ClaimedMessage[]): Promise<Map<string, string>> {
+    try {
+      return await eventTraceparents(db, [...new Set(claimed.map((m) => m.event_id))]);
+    } catch (error) {
+      logger.warn({ err: error }, "cannot read the trace context of claimed webhooks");
+      return new Map();
+    }
+  }
+
   /** POSTs a slot's messages one after the other. */
-  async function runSlot(messages: ClaimedMessage[], claimedAt: number) {
+  async function runSlot(messages: ClaimedMessage[], claimedAt: number, traces?: Map<string, string>) {
     sending++;
     try {
       for (const [i, message] of messages.entries()) {
@@ -206,7 +221,7 @@ export function createWorker(options: WorkerOptions): Worker {
           break;
         }
         try {
-          const input = await deliver(message);
+          const input = await deliver(message, traces?.get(message.event_id));
           if (finished.length === 0) finishedSince = performance.now();
           finished.push(input);
         } catch (error) {
@@ -221,7 +236,7 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
-  async function deliver(message: ClaimedMessage): Promise<AttemptInput> {
+  async function deliver(message: ClaimedMessage, traceparent?: string): Promise<AttemptInput> {
     const attemptedAt = new Date();
     const secrets = [options.box.open(message.secret_ciphertext)];
     if (
@@ -232,7 +247,7 @@ export function createWorker(options: WorkerOptions): Worker {
       secrets.push(options.box.open(message.previous_secret_ciphertext));
     }
     const headers = signedHeaders(secrets, message.event_id, message.body, attemptedAt);
-    const result = await options.client.post(message.url, headers, message.body);
+    const result = await tracedPost(options.client, message, headers, traceparent);
     const decision = decideAfterAttempt(options.retry, message.attempts + 1, result);
     return { message, attemptedAt, result, decision };
   }
