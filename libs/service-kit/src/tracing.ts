@@ -171,11 +171,10 @@ export function contextFromTraceparent(traceparent: string | null | undefined): 
 }
 
 /** The `traceparent` of a span (or of the active one), to store beside work done later; null when none. */
-export function traceparentOf(span: Span | undefined = trace.getActiveSpan()): string | null {
-  if (!enabled || !span) return null;
-  const carrier: Record<string, string> = {};
-  propagation.inject(trace.setSpan(ROOT_CONTEXT, span), carrier);
-  return carrier.traceparent ?? null;
+export function traceparentOf(span?: Span): string | null {
+  if (!enabled) return null;
+  const of = span ?? trace.getActiveSpan();
+  return of ? (traceHeaders(of).traceparent ?? null) : null;
 }
 
 /** W3C headers carrying a span's context, as a plain record (HTTP headers, NATS headers). */
