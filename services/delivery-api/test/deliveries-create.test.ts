@@ -597,7 +597,7 @@ describe("pricing", () => {
       const response = await create(outboundBody(bed.account));
       assert.equal(response.statusCode, 503);
       assert.equal(response.headers["retry-after"], "5");
-      assert.deepEqual(json(response), { errors: ["pricing did not answer within 300 ms; retry later"] });
+      assert.deepEqual(json(response), { errors: ["pricing did not answer within 2000 ms; retry later"] });
     } finally {
       bed.pricing.mode = "price";
     }

@@ -14,7 +14,9 @@ export interface DeliveriesTestbed {
 }
 
 export async function startDeliveriesTestbed(env: Record<string, string> = {}): Promise<DeliveriesTestbed> {
-  const api = await startTestApi({ API_PRICING_TIMEOUT_MS: "300", ...env });
+  // Long enough for a loaded 2-core machine running test files in parallel; the one test of a
+  // silent pricing service waits it out once.
+  const api = await startTestApi({ API_PRICING_TIMEOUT_MS: "2000", ...env });
   const pricing = await startPricingResponder(api.config.NATS_NAMESPACE);
   const account = await createTestAccount(api.db);
   return {
