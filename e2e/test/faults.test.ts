@@ -144,7 +144,14 @@ describe("faults under load, nothing lost", { concurrency: false }, () => {
       await waitFor(async () => (await readiness(name)) === 200, 30_000, `${name} ready again`);
     }
     const tally = await assertNothingLost(db, load, receiver, account.account_id);
-    record("NATS stopped for 10 s", [`answers during the outage: ${summary(during)}`], tally);
+    record(
+      "NATS stopped for 10 s",
+      [
+        `answers during the outage: ${summary(during)}`,
+        "updates and positions kept answering; creates were refused 503 with Retry-After because a price comes from the pricing service over NATS request/reply (issue 9 asks that creates keep answering 201 through a NATS outage: open, it needs a price without NATS)",
+      ],
+      tally,
+    );
   });
 
   test("PostgreSQL stopped for 10 s: 503 with Retry-After, readiness false, recovery without a restart", async () => {
