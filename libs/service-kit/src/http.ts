@@ -20,6 +20,7 @@ import { type HealthChecks, registerHealthRoutes } from "./health.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
 import { mayHoldNul, nulProblems } from "./nul-guard.ts";
+import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { registerHttpTracing } from "./tracing-http.ts";
 
 export interface HttpAppOptions {
@@ -68,6 +69,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
   const app: FastifyInstance = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
+    childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit,
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
