@@ -83,9 +83,12 @@ export const configSchema = Type.Object({
     description: "How often due retries are looked for when nothing else wakes the worker.",
   }),
   WEBHOOKS_ORDER_GRACE_MS: Type.Integer({
-    default: 2000,
+    // Longer than the intake's 10 s acknowledgement wait: a predecessor held by a replica that
+    // died comes back after it, and its successor must not overtake it.
+    default: 12_000,
     minimum: 0,
-    description: "How long an event waits for its delivery's previous event to arrive before it is sent anyway.",
+    description:
+      "How long an event waits for its delivery's previous event to arrive before it is sent anyway; keep it above the intake's 10 s acknowledgement wait.",
   }),
   WEBHOOKS_MAX_PER_ACCOUNT: Type.Integer({ default: 20, minimum: 1, description: "Endpoints an account may have." }),
   WEBHOOKS_RETENTION_DAYS: Type.Integer({

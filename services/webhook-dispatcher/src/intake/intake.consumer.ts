@@ -37,7 +37,13 @@ import type { DispatcherMetrics } from "../metrics.ts";
 import { type IncomingEvent, type IntakeOptions, recordEvents } from "./intake.repository.ts";
 
 const validateEvent = compileValidator<DeliveryEvent>(DeliveryEventSchema);
-const ACK_WAIT_MS = 30_000;
+/**
+ * How long an event taken by a replica stays its own before JetStream hands it to another. A
+ * replica that dies holding events unacknowledged delays them by this much, so the order grace
+ * (WEBHOOKS_ORDER_GRACE_MS) must be longer: a successor then waits for its predecessor's
+ * redelivery instead of overtaking it. A batch is recorded in one transaction, far below it.
+ */
+export const INTAKE_ACK_WAIT_MS = 10_000;
 const RETRY_DELAY_MS = 1000;
 const MAX_BATCH = 500;
 
@@ -73,13 +79,14 @@ export function createIntakeConsumer(options: {
       ack_policy: AckPolicy.Explicit,
       deliver_policy: DeliverPolicy.All,
       filter_subject: names.subjects.deliveryEventsAll,
-      ack_wait: nanos(ACK_WAIT_MS),
+      ack_wait: nanos(INTAKE_ACK_WAIT_MS),
       max_deliver: -1,
       max_ack_pending: 1000,
       description: "webhook-dispatcher: every delivery event, shared by the replicas",
     };
     const existing = await jsm.consumers.info(stream, durable).catch(() => null);
     if (!existing) await jsm.consumers.add(stream, config);
+    else if (existing.config.ack_wait !== config.ack_wait) await jsm.consumers.update(stream, durable, config);
   }
 
   /** Records a batch in one transaction, then acknowledges it; a malformed event is terminated. */
