@@ -2,6 +2,7 @@ export * from "./boot.ts";
 export * from "./config.ts";
 export * from "./db.ts";
 export * from "./dependency-errors.ts";
+export * from "./durable-consumer.ts";
 export * from "./errors.ts";
 export * from "./health.ts";
 export * from "./http.ts";

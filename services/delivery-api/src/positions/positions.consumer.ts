@@ -5,14 +5,8 @@
  * a position of a round that is no longer active, or of another vehicle, is dropped.
  */
 import { compileValidator, natsNames, parseTimestamp, VehiclePosition } from "@dos/contracts";
-import {
-  AckPolicy,
-  type ConsumerMessages,
-  DeliverPolicy,
-  type JsMsg,
-  jetstream,
-  jetstreamManager,
-} from "@nats-io/jetstream";
+import { createDurableConsumer } from "@dos/service-kit";
+import { AckPolicy, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { type NatsConnection, nanos } from "@nats-io/nats-core";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
@@ -22,10 +16,7 @@ import type { PositionsService } from "./positions.service.ts";
 const validate = compileValidator<VehiclePosition>(VehiclePosition);
 const RETRY_MS = 1000;
 
-export interface PositionsConsumer {
-  start(): void;
-  stop(): Promise<void>;
-}
+export type PositionsConsumer = ReturnType<typeof createPositionsConsumer>;
 
 export function createPositionsConsumer(options: {
   nc: NatsConnection;
@@ -33,30 +24,9 @@ export function createPositionsConsumer(options: {
   db: Kysely<DB>;
   positions: PositionsService;
   logger: Logger;
-}): PositionsConsumer {
+}) {
   const names = natsNames(options.namespace);
-  const stream = names.streams.vehiclePositions;
-  const durable = names.consumers.deliveryApiPositions;
   const { logger, db } = options;
-  let running = false;
-  let current: ConsumerMessages | undefined;
-  let loop: Promise<void> | undefined;
-
-  async function ensureConsumer() {
-    const jsm = await jetstreamManager(options.nc);
-    const existing = await jsm.consumers.info(stream, durable).catch(() => null);
-    if (existing) return;
-    await jsm.consumers.add(stream, {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      // Only the latest position matters; older ones are superseded anyway.
-      deliver_policy: DeliverPolicy.LastPerSubject,
-      filter_subject: names.subjects.vehiclePositionsAll,
-      ack_wait: nanos(30_000),
-      max_deliver: -1,
-      description: "delivery-api: latest positions for tracking and ETA",
-    });
-  }
 
   async function handle(msg: JsMsg) {
     let parsed: unknown;
@@ -98,36 +68,24 @@ export function createPositionsConsumer(options: {
     }
   }
 
-  async function run() {
-    while (running) {
-      try {
-        await ensureConsumer();
-        const consumer = await jetstream(options.nc).consumers.get(stream, durable);
-        current = await consumer.consume({ max_messages: 256 });
-        if (!running) {
-          current.stop();
-          break;
-        }
-        for await (const msg of current) await handle(msg);
-      } catch (error) {
-        current?.stop();
-        if (!running) break;
-        logger.warn({ err: error }, "vehicle position consumer failed; re-creating it");
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-      }
-    }
-  }
-
-  return {
-    start() {
-      if (running) return;
-      running = true;
-      loop = run();
+  return createDurableConsumer({
+    nc: options.nc,
+    stream: names.streams.vehiclePositions,
+    config: {
+      durable_name: names.consumers.deliveryApiPositions,
+      ack_policy: AckPolicy.Explicit,
+      // Only the latest position matters; older ones are superseded anyway.
+      deliver_policy: DeliverPolicy.LastPerSubject,
+      filter_subject: names.subjects.vehiclePositionsAll,
+      ack_wait: nanos(30_000),
+      max_deliver: -1,
+      description: "delivery-api: latest positions for tracking and ETA",
     },
-    async stop() {
-      running = false;
-      current?.stop();
-      await loop;
+    logger,
+    label: "vehicle position",
+    retryMs: RETRY_MS,
+    async drain(messages) {
+      for await (const msg of messages) await handle(msg);
     },
-  };
+  });
 }

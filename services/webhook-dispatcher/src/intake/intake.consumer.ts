@@ -13,6 +13,7 @@ import {
 } from "@dos/contracts";
 import {
   contextFromNatsHeaders,
+  createDurableConsumer,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -21,14 +22,7 @@ import {
   traceparentOf,
   tracingEnabled,
 } from "@dos/service-kit";
-import {
-  AckPolicy,
-  type ConsumerMessages,
-  DeliverPolicy,
-  type JsMsg,
-  jetstream,
-  jetstreamManager,
-} from "@nats-io/jetstream";
+import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, nanos } from "@nats-io/nats-core";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
@@ -68,26 +62,6 @@ export function createIntakeConsumer(options: {
   const stream = names.streams.deliveryEvents;
   const durable = names.consumers.webhookDispatcher;
   const { logger, metrics } = options;
-  let running = false;
-  let current: ConsumerMessages | undefined;
-  let loop: Promise<void> | undefined;
-
-  async function ensureConsumer() {
-    const jsm = await jetstreamManager(options.nc);
-    const config = {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      filter_subject: names.subjects.deliveryEventsAll,
-      ack_wait: nanos(INTAKE_ACK_WAIT_MS),
-      max_deliver: -1,
-      max_ack_pending: 1000,
-      description: "webhook-dispatcher: every delivery event, shared by the replicas",
-    };
-    const existing = await jsm.consumers.info(stream, durable).catch(() => null);
-    if (!existing) await jsm.consumers.add(stream, config);
-    else if (existing.config.ack_wait !== config.ack_wait) await jsm.consumers.update(stream, durable, config);
-  }
 
   /** Records a batch in one transaction, then acknowledges it; a malformed event is terminated. */
   async function handleBatch(batch: JsMsg[]) {
@@ -184,39 +158,31 @@ export function createIntakeConsumer(options: {
     if (failure) throw failure;
   }
 
-  async function run() {
-    while (running) {
-      try {
-        await ensureConsumer();
-        const consumer = await jetstream(options.nc).consumers.get(stream, durable);
-        current = await consumer.consume({ max_messages: 256 });
-        // close() waits for the iteration to end; a consume stopped before it is iterated must be stopped instead.
-        if (!running) {
-          current.stop();
-          break;
-        }
-        await drainInBatches(current);
-      } catch (error) {
-        current?.stop();
-        if (!running) break;
-        logger.warn({ err: error }, "delivery event consumer failed; re-creating it");
-        await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS));
-      }
-    }
-  }
+  const durableConsumer = createDurableConsumer({
+    nc: options.nc,
+    stream,
+    config: {
+      durable_name: durable,
+      ack_policy: AckPolicy.Explicit,
+      deliver_policy: DeliverPolicy.All,
+      filter_subject: names.subjects.deliveryEventsAll,
+      ack_wait: nanos(INTAKE_ACK_WAIT_MS),
+      max_deliver: -1,
+      max_ack_pending: 1000,
+      description: "webhook-dispatcher: every delivery event, shared by the replicas",
+    },
+    logger,
+    label: "delivery event",
+    retryMs: RETRY_DELAY_MS,
+    drain: drainInBatches,
+  });
 
   return {
     async start() {
-      if (running) return;
-      running = true;
-      await ensureConsumer();
-      loop = run();
+      await durableConsumer.ensure();
+      durableConsumer.start();
     },
-    async stop() {
-      running = false;
-      current?.stop();
-      await loop;
-    },
+    stop: () => durableConsumer.stop(),
     async lag() {
       const jsm = await jetstreamManager(options.nc);
       const info = await jsm.consumers.info(stream, durable);
