@@ -1,6 +1,7 @@
 /** Between the stored rows, the drafts the rules build, and the v2 representations of the spec. */
-import { type Delivery, type DeliveryListItem, formatTimestamp, type Task } from "@dos/contracts";
+import { type Delivery, type DeliveryListItem, formatTimestamp, type Package, type Task } from "@dos/contracts";
 import type { Selectable } from "kysely";
+import { placeOutput } from "../places/place-columns.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "./deliveries.table.ts";
 import type { DeliveryDraft, PackageDraft, TaskDraft } from "./delivery-draft.ts";
 
@@ -72,18 +73,23 @@ export function presentDelivery(stored: ShownRows, trackingBaseUrl: string): Del
     redelivery_id: delivery.redelivery_id,
     dropoff: task("dropoff"),
     pickup: task("pickup"),
-    packages: stored.packages.map((p) => ({
-      package_type_id: p.package_type_id,
-      type: p.type,
-      name: p.name,
-      amount: p.amount,
-      volume_dm3: p.volume_dm3,
-      weight_kg: p.weight_kg,
-      fragility: p.fragility,
-      temperature: p.temperature,
-      client_reference: p.client_reference,
-    })),
+    packages: stored.packages.map(packageOutput),
     reversed_packages: [],
+  };
+}
+
+/** A v2 Package of a stored (or about to be stored) package row. */
+export function packageOutput(p: ShownPackageRow): Package {
+  return {
+    package_type_id: p.package_type_id,
+    type: p.type,
+    name: p.name,
+    amount: p.amount,
+    volume_dm3: p.volume_dm3,
+    weight_kg: p.weight_kg,
+    fragility: p.fragility,
+    temperature: p.temperature,
+    client_reference: p.client_reference,
   };
 }
 
@@ -91,16 +97,7 @@ function presentTask(row: ShownTaskRow, trackingBaseUrl: string): Task {
   return {
     slot_starting_at: formatTimestamp(row.slot_starting_at),
     slot_ending_at: formatTimestamp(row.slot_ending_at),
-    place: {
-      recipient_name: row.recipient_name,
-      recipient_phone: row.recipient_phone,
-      recipient_email: row.recipient_email,
-      company_name: row.company_name,
-      address: row.address,
-      postal_code: row.postal_code,
-      city: row.city,
-      address_instructions: row.address_instructions,
-    },
+    place: placeOutput(row),
     // The link is sent when the messenger starts the task; before that there is nothing to follow.
     tracking_url: row.started_at && row.tracking_token ? `${trackingBaseUrl}/${row.tracking_token}` : null,
     eta: timestampOrNull(row.eta),

@@ -2,22 +2,15 @@
  * A delivery as the rules build it before it is stored: what create, update and redelivery
  * compute from a body, the account's catalogue and the delivery they start from.
  */
-import type { Direction } from "@dos/contracts";
+import type { Direction, Package } from "@dos/contracts";
 import type { Selectable } from "kysely";
+import { placeColumnsOf } from "../places/place-columns.ts";
+import type { PlaceColumns } from "../places/places.table.ts";
+import { packageOutput } from "./deliveries.mappers.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TaskKind, TasksTable } from "./deliveries.table.ts";
 
-export interface PlaceData {
-  recipient_name: string;
-  recipient_phone: string | null;
-  recipient_email: string | null;
-  company_name: string | null;
-  address: string;
-  postal_code: string;
-  city: string;
-  address_instructions: string | null;
-  latitude: number | null;
-  longitude: number | null;
-}
+/** A place as a task holds it: the v2 fields and the coordinates the ETA uses. */
+export type PlaceData = PlaceColumns;
 
 export interface TaskDraft {
   kind: TaskKind;
@@ -28,17 +21,8 @@ export interface TaskDraft {
   place: PlaceData;
 }
 
-export interface PackageDraft {
-  package_type_id: number | null;
-  type: string;
-  name: string;
-  amount: number;
-  volume_dm3: number;
-  weight_kg: number;
-  fragility: string | null;
-  temperature: string | null;
-  client_reference: string | null;
-}
+/** A package as it is stored and shown. */
+export type PackageDraft = Package;
 
 export interface DeliveryDraft {
   direction: Direction;
@@ -73,18 +57,7 @@ export function draftFromStored(stored: StoredDelivery): DeliveryDraft {
       saved_address_id: row.saved_address_id,
       slot_starting_at: row.slot_starting_at,
       slot_ending_at: row.slot_ending_at,
-      place: {
-        recipient_name: row.recipient_name,
-        recipient_phone: row.recipient_phone,
-        recipient_email: row.recipient_email,
-        company_name: row.company_name,
-        address: row.address,
-        postal_code: row.postal_code,
-        city: row.city,
-        address_instructions: row.address_instructions,
-        latitude: row.latitude,
-        longitude: row.longitude,
-      },
+      place: placeColumnsOf(row),
     };
   };
   return {
@@ -95,19 +68,7 @@ export function draftFromStored(stored: StoredDelivery): DeliveryDraft {
     bring_back_containers: delivery.bring_back_containers,
     pickup: task("pickup"),
     dropoff: task("dropoff"),
-    packages: [...stored.packages]
-      .sort((a, b) => a.position - b.position)
-      .map((p) => ({
-        package_type_id: p.package_type_id,
-        type: p.type,
-        name: p.name,
-        amount: p.amount,
-        volume_dm3: p.volume_dm3,
-        weight_kg: p.weight_kg,
-        fragility: p.fragility,
-        temperature: p.temperature,
-        client_reference: p.client_reference,
-      })),
+    packages: [...stored.packages].sort((a, b) => a.position - b.position).map(packageOutput),
   };
 }
 

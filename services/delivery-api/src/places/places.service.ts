@@ -11,6 +11,7 @@ import { optionalText, requiredText } from "../ops/ops-input.ts";
 import { findZone } from "../zones/zones.repository.ts";
 import { normalizePostalCode } from "../zones/zones.service.ts";
 import { normalizePhone } from "./phone.ts";
+import { placeColumnsOf } from "./place-columns.ts";
 import {
   deleteSavedAddress,
   findDefaultPlace,
@@ -28,16 +29,7 @@ export function placeView(row: Selectable<PlacesTable>) {
   return {
     id: row.id,
     label: row.label,
-    recipient_name: row.recipient_name,
-    recipient_phone: row.recipient_phone,
-    recipient_email: row.recipient_email,
-    company_name: row.company_name,
-    address: row.address,
-    postal_code: row.postal_code,
-    city: row.city,
-    address_instructions: row.address_instructions,
-    latitude: row.latitude,
-    longitude: row.longitude,
+    ...placeColumnsOf(row),
     created_at: formatTimestamp(row.created_at),
   };
 }
