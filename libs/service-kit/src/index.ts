@@ -1,3 +1,4 @@
+export * from "./bearer-auth.ts";
 export * from "./boot.ts";
 export * from "./config.ts";
 export * from "./db.ts";

@@ -4,7 +4,7 @@
  * (/ops/v1, bearer token) and the retired /api/v1.
  */
 import { SERVICE_NAMES } from "@dos/contracts";
-import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import { type BuiltService, bearerAuthHook, createHttpApp, type ServiceDeps } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import { createAuthCache } from "./auth/auth-cache.ts";
 import { clientAuthHook } from "./auth/client-auth.ts";
@@ -14,7 +14,6 @@ import { createDeliveriesFeature } from "./deliveries/deliveries.feature.ts";
 import { createDispatchFeature } from "./dispatch/dispatch.feature.ts";
 import { openApiPlugin } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
-import { opsAuthHook } from "./ops/ops-auth.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
@@ -70,7 +69,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   // Operator API: what the spec leaves to "the operator's web interface".
   await app.register(
     async (ops) => {
-      ops.addHook("onRequest", opsAuthHook(config.API_OPS_TOKEN));
+      ops.addHook("onRequest", bearerAuthHook(config.API_OPS_TOKEN));
       await ops.register(opsRoutes, {
         db,
         onAccessChange: () => authCache.clear(),

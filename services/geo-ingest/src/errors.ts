@@ -26,4 +26,3 @@ export const fleetLoading = () => unavailable("vehicle registry is loading, retr
 export const cannotStoreNow = () => unavailable("position cannot be stored right now, retry later", 1);
 
 /** The operator API's credentials. */
-export const opsUnauthorized = () => unauthorized("Authorization: Bearer <operator token> is required");

@@ -2,13 +2,11 @@
  * GET /ops/v1/rounds/{round_id}/track: a round's stored positions in time order, for operators
  * (bearer GEO_OPS_TOKEN). Pages with `after` (the last recorded_at received) and `limit`.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
 import { formatTimestamp, parseTimestamp, Timestamp } from "@dos/contracts";
-import { unprocessable } from "@dos/service-kit";
+import { bearerAuthHook, unprocessable } from "@dos/service-kit";
 import { Type } from "@sinclair/typebox";
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
-import { opsUnauthorized } from "../errors.ts";
 import { listRoundTrack } from "../positions/positions.repository.ts";
 import type { DB } from "../positions/positions.table.ts";
 
@@ -23,13 +21,7 @@ const Query = Type.Object(
 );
 
 export function registerTrackRoutes(app: FastifyInstance, db: Kysely<DB>, opsToken: string) {
-  const expected = createHash("sha256").update(opsToken).digest();
-  const authenticate = async (request: FastifyRequest) => {
-    const header = request.headers.authorization;
-    const presented = typeof header === "string" && header.startsWith("Bearer ") ? header.slice(7) : "";
-    const digest = createHash("sha256").update(presented).digest();
-    if (!presented || !timingSafeEqual(digest, expected)) throw opsUnauthorized();
-  };
+  const authenticate = bearerAuthHook(opsToken);
 
   app.get<{ Params: { round_id: number }; Querystring: { after?: string; limit: number } }>(
     "/ops/v1/rounds/:round_id/track",

@@ -1,12 +1,14 @@
 /**
- * The operator API's guard: `Authorization: Bearer <API_OPS_TOKEN>`, compared in constant time.
+ * The operator APIs' guard: `Authorization: Bearer <token>`, compared in constant time (both
+ * sides hashed first, so neither the content nor the length of the token leaks through timing).
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { unauthorized } from "@dos/service-kit";
 import type { FastifyRequest } from "fastify";
+import { unauthorized } from "./errors.ts";
 
-export function opsAuthHook(opsToken: string) {
-  const expected = createHash("sha256").update(opsToken).digest();
+/** An onRequest hook that answers 401 in the error shape unless the bearer token matches. */
+export function bearerAuthHook(token: string) {
+  const expected = createHash("sha256").update(token).digest();
   return async (request: FastifyRequest) => {
     const header = request.headers.authorization;
     const presented = typeof header === "string" && header.startsWith("Bearer ") ? header.slice(7) : "";
