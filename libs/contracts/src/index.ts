@@ -1,4 +1,5 @@
 export * from "./names.ts";
+export * from "./pricing-rules.ts";
 export * from "./schemas/common.ts";
 export * from "./schemas/delivery.ts";
 export * from "./schemas/events.ts";

@@ -69,7 +69,8 @@ export function natsNames(namespace = "") {
       pricing: { name: upper("pricing"), quoteSubject: `${pricingRoot}.quote`, queueGroup: upper("pricing") },
       /**
        * The webhook endpoint registry of webhook-dispatcher, asked by delivery-api on a client's
-       * behalf (request/reply, contract in schemas/webhooks.ts).
+       * or the operator's behalf (request/reply, contract in schemas/webhooks.ts). `enable` is
+       * the operator's only.
        */
       webhooks: {
         name: upper("webhooks"),
@@ -81,6 +82,7 @@ export function natsNames(namespace = "") {
           rotate: `${webhooksRoot}.endpoints.rotate`,
           attempts: `${webhooksRoot}.endpoints.attempts`,
           replay: `${webhooksRoot}.endpoints.replay`,
+          enable: `${webhooksRoot}.endpoints.enable`,
         },
       },
     },
@@ -91,6 +93,11 @@ export function natsNames(namespace = "") {
     buckets: {
       /** Vehicle External ID → vehicle, provider, active round. Written by delivery-api, watched by geo-ingest. */
       fleet: upper("FLEET"),
+      /**
+       * Account → its tariff versions (AccountTariffs, key `tariffsKey(accountId)`). Written by
+       * pricing, watched by delivery-api, which prices from it only while NATS is down.
+       */
+      tariffs: upper("TARIFFS"),
     },
   } as const;
 }
@@ -106,6 +113,17 @@ const PLAIN_KEY = /^[A-Za-z0-9_-]+$/;
 export function fleetKey(vehicleExternalId: string): string {
   if (PLAIN_KEY.test(vehicleExternalId)) return vehicleExternalId;
   return `b64.${Buffer.from(vehicleExternalId, "utf8").toString("base64url")}`;
+}
+
+/** The key of an account's tariff versions in the TARIFFS bucket. */
+export function tariffsKey(accountId: number): string {
+  return `account.${accountId}`;
+}
+
+/** The account of a TARIFFS key; null for a key that is not one. */
+export function accountIdFromTariffsKey(key: string): number | null {
+  const match = /^account\.([1-9][0-9]*)$/.exec(key);
+  return match ? Number(match[1]) : null;
 }
 
 /** The inverse of {@link fleetKey}. */

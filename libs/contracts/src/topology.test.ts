@@ -16,18 +16,28 @@ before(async () => {
 after(async () => {
   const jsm = await jetstreamManager(nc);
   const names = natsNames(namespace);
-  for (const stream of [names.streams.deliveryEvents, names.streams.vehiclePositions, `KV_${names.buckets.fleet}`]) {
+  for (const stream of [
+    names.streams.deliveryEvents,
+    names.streams.vehiclePositions,
+    `KV_${names.buckets.fleet}`,
+    `KV_${names.buckets.tariffs}`,
+  ]) {
     await jsm.streams.delete(stream).catch(() => {});
   }
   await nc.drain();
 });
 
-test("ensureTopology creates the streams and bucket once, then finds them unchanged", async () => {
+test("ensureTopology creates the streams and buckets once, then finds them unchanged", async () => {
   const names = natsNames(namespace);
   const first = await ensureTopology(nc, { namespace });
   assert.deepEqual(
     first.created.sort(),
-    [names.streams.deliveryEvents, names.streams.vehiclePositions, `KV_${names.buckets.fleet}`].sort(),
+    [
+      names.streams.deliveryEvents,
+      names.streams.vehiclePositions,
+      `KV_${names.buckets.fleet}`,
+      `KV_${names.buckets.tariffs}`,
+    ].sort(),
   );
   const jsm = await jetstreamManager(nc);
   const before = await jsm.streams.info(names.streams.deliveryEvents);
@@ -35,7 +45,7 @@ test("ensureTopology creates the streams and bucket once, then finds them unchan
   const second = await ensureTopology(nc, { namespace });
   assert.deepEqual(second.created, []);
   assert.deepEqual(second.updated, []);
-  assert.equal(second.unchanged.length, 3);
+  assert.equal(second.unchanged.length, 4);
   const afterInfo = await jsm.streams.info(names.streams.deliveryEvents);
   assert.deepEqual(afterInfo.config, before.config);
   assert.equal(afterInfo.created, before.created, "the stream was not re-created");

@@ -58,7 +58,11 @@ export function streamConfigs(options: TopologyOptions = {}): StreamConfig[] {
 /** The KV buckets' configuration. */
 export function bucketConfigs(options: TopologyOptions = {}) {
   const names = natsNames(options.namespace);
-  return [{ name: names.buckets.fleet, history: 1, replicas: options.replicas ?? 1 }];
+  const replicas = options.replicas ?? 1;
+  return [
+    { name: names.buckets.fleet, history: 1, replicas },
+    { name: names.buckets.tariffs, history: 1, replicas },
+  ];
 }
 
 /** The fields we own on an existing stream; the others (storage, retention) cannot change. */

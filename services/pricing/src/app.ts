@@ -7,6 +7,7 @@ import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { createQuoteHandler } from "./quotes/quotes.handler.ts";
 import { createTariffCache } from "./tariffs/tariff-cache.ts";
+import { createTariffsBucketWriter } from "./tariffs/tariffs.bucket.ts";
 import { listTariffsByAccount, toTariffVersion } from "./tariffs/tariffs.repository.ts";
 import { createTariffsService } from "./tariffs/tariffs.service.ts";
 
@@ -33,17 +34,21 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     maxAccounts: config.PRICING_TARIFF_CACHE_MAX_ACCOUNTS,
     load: async (accountId) => (await listTariffsByAccount(db, accountId)).map(toTariffVersion),
   });
-  const tariffs = createTariffsService({ db, nc: nats.nc, names, cache });
+  const bucket = createTariffsBucketWriter({ db, nc: nats.nc, names, logger });
+  const tariffs = createTariffsService({ db, nc: nats.nc, names, cache, bucket });
   const quote = createQuoteHandler({ cache, metrics });
 
   return {
     app,
     async start() {
       bus ??= await startPricingBus({ nc: nats.nc, names, logger, cache, quote, tariffs });
+      // Refills the bucket delivery-api prices from during a NATS outage, should it be empty or lost.
+      bucket.writeAll();
     },
     async stop() {
       await bus?.stop();
       bus = undefined;
+      await bucket.stop();
     },
   };
 }

@@ -3,7 +3,7 @@
  * fresh database and NATS namespace, as main.ts would (minus listen): the tests and the
  * benchmark talk to them over real NATS only.
  */
-import { type NatsNames, natsNames } from "@dos/contracts";
+import { ensureTopology, type NatsNames, natsNames } from "@dos/contracts";
 import {
   type BuiltService,
   connectNats,
@@ -78,6 +78,8 @@ export async function createPricingHarness(label: string): Promise<PricingHarnes
   await migrate(migrator.db, { schema: SCHEMA, migrations });
   await migrator.close();
   const client = await connectNats(testInfra().natsUrl, "pricing-test-client", logger);
+  // The streams and buckets as every service's boot ensures them (the TARIFFS bucket above all).
+  await ensureTopology(client.nc, { namespace });
   const replicas: Replica[] = [];
 
   return {

@@ -1,7 +1,7 @@
 /** The tariff cache: one load per account, invalidation wins over a load in flight, TTL bounds staleness. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { TariffVersion } from "../src/quotes/price-rules.ts";
+import type { TariffVersion } from "@dos/contracts";
 import { createTariffCache } from "../src/tariffs/tariff-cache.ts";
 
 const version = (id: number): TariffVersion => ({

@@ -111,3 +111,21 @@ export const TariffsChanged = Type.Object(
   { additionalProperties: false },
 );
 export type TariffsChanged = Static<typeof TariffsChanged>;
+
+/** One tariff version as the pricing rules need it: its id, its start and its rules. */
+export const TariffVersionEntry = Type.Object(
+  { id: Type.Integer(), effective_from: Timestamp, ...tariffRuleFields },
+  { additionalProperties: false },
+);
+export type TariffVersionEntry = Static<typeof TariffVersionEntry>;
+
+/**
+ * The value of `tariffsKey(account_id)` in the TARIFFS bucket: every version of the account,
+ * written by pricing after each new version (and at its boot), read by delivery-api to price
+ * while NATS is down. No key: the account has no tariff.
+ */
+export const AccountTariffs = Type.Object(
+  { account_id: AccountId, versions: Type.Array(TariffVersionEntry) },
+  { title: "AccountTariffs", additionalProperties: false },
+);
+export type AccountTariffs = Static<typeof AccountTariffs>;

@@ -3,11 +3,10 @@
  * after the first quote; see tariff-cache.ts) and prices the delivery. Answers synchronously
  * when the tariffs are cached, so the hot path allocates no promise and touches no database.
  */
-import type { QuoteReply } from "@dos/contracts";
+import { type PricedDelivery, type QuoteReply, quoteDelivery, type TariffVersion } from "@dos/contracts";
 import type { AppMetrics } from "@dos/service-kit";
 import { malformedRequest } from "../errors.ts";
 import type { TariffCache } from "../tariffs/tariff-cache.ts";
-import { type PricedDelivery, quoteDelivery, type TariffVersion } from "./price-rules.ts";
 import { readQuoteRequest } from "./quote-input.ts";
 
 const QUOTE_OUTCOMES = ["priced", "no_tariff", "invalid", "failed"] as const;

@@ -7,7 +7,7 @@
  * A load that started before an invalidation is not stored, so a slow read can never put
  * back versions older than the change that was just announced.
  */
-import type { TariffVersion } from "../quotes/price-rules.ts";
+import type { TariffVersion } from "@dos/contracts";
 
 export interface TariffCache {
   /** The account's versions: synchronously when cached and fresh, else a load from PostgreSQL. */

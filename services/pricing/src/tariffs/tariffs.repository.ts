@@ -1,8 +1,13 @@
 /** Reads and appends tariff versions; versions are never updated nor deleted. */
-import { formatTimestamp, type Tariff, type TariffRules } from "@dos/contracts";
+import {
+  formatTimestamp,
+  type Tariff,
+  type TariffRules,
+  type TariffVersion,
+  type TariffVersionEntry,
+} from "@dos/contracts";
 import type { Insertable, Selectable } from "kysely";
 import type { Db } from "../db/database.ts";
-import type { TariffVersion } from "../quotes/price-rules.ts";
 import type { TariffsTable } from "./tariffs.table.ts";
 
 type TariffRow = Selectable<TariffsTable>;
@@ -40,6 +45,12 @@ export async function listTariffsByAccount(db: Db, accountId: number): Promise<T
     .where("account_id", "=", accountId)
     .orderBy("effective_from", "desc")
     .execute();
+}
+
+/** Every account that has at least one version. */
+export async function listTariffAccounts(db: Db): Promise<number[]> {
+  const rows = await db.selectFrom("tariffs").select("account_id").distinct().orderBy("account_id").execute();
+  return rows.map((row) => row.account_id);
 }
 
 export async function findTariff(db: Db, accountId: number, tariffId: number): Promise<TariffRow | undefined> {
@@ -84,4 +95,9 @@ export function toTariff(row: TariffRow): Tariff {
 /** A row as the pricing rules need it. */
 export function toTariffVersion(row: TariffRow): TariffVersion {
   return { id: row.id, effectiveFrom: row.effective_from, ...rulesOf(row) };
+}
+
+/** A row as the TARIFFS bucket holds it (see tariffs.bucket.ts). */
+export function toTariffVersionEntry(row: TariffRow): TariffVersionEntry {
+  return { id: row.id, effective_from: formatTimestamp(row.effective_from), ...rulesOf(row) };
 }

@@ -1,7 +1,8 @@
 /**
  * Tariff management: append a version, list an account's versions, read one. After a version
  * is committed, this replica forgets the account at once and every replica is told over
- * `pricingTariffsChanged`, so the next quote anywhere uses it.
+ * `pricingTariffsChanged`, so the next quote anywhere uses it; the account's versions are then
+ * written to the TARIFFS bucket for delivery-api (tariffs.bucket.ts).
  */
 import {
   compileValidator,
@@ -21,6 +22,7 @@ import type { Db } from "../db/database.ts";
 import { invalidTariff, malformedRequest, tariffNotFound, tariffVersionExists } from "../errors.ts";
 import type { TariffCache } from "./tariff-cache.ts";
 import { effectiveFromProblem, tariffRuleProblems } from "./tariff-checks.ts";
+import type { TariffsBucketWriter } from "./tariffs.bucket.ts";
 import { findTariff, insertTariff, listTariffsByAccount, toTariff } from "./tariffs.repository.ts";
 
 /** How far in the past an effective_from may be (clock skew, transit); it is then taken as now. */
@@ -35,6 +37,7 @@ export interface TariffsServiceDeps {
   nc: NatsConnection;
   names: NatsNames;
   cache: TariffCache;
+  bucket: TariffsBucketWriter;
   now?: () => Date;
 }
 
@@ -72,6 +75,7 @@ export function createTariffsService(deps: TariffsServiceDeps) {
       // Published before the reply on this same connection: NATS keeps one publisher's order,
       // so a replica sees the change before any request the caller sends after the reply.
       deps.nc.publish(deps.names.subjects.pricingTariffsChanged, JSON.stringify(changed));
+      deps.bucket.write(row.account_id);
       return toTariff(row);
     },
 

@@ -1,6 +1,8 @@
 /**
  * The pricing rules, pure: which tariff version is in force, and how a tariff prices a
- * delivery, line by line. No I/O here, so every band and threshold is unit-tested.
+ * delivery, line by line. No I/O here, so every band and threshold is unit-tested. The one
+ * definition of a price: the pricing service quotes with it, and delivery-api with its replica
+ * of the TARIFFS bucket while NATS is down, so both give the same price by construction.
  *
  * - base: the tariff's price for the delivery's direction (always a line, even at 0);
  * - packages: per_package_cents × the number of packages (sum of amounts);
@@ -10,7 +12,10 @@
  * - minimum: when the sum is below minimum_cents, a line makes up the difference.
  * Lines of 0 cents (other than base) are left out; the lines always add up to the price.
  */
-import type { Direction, QuoteLine, QuoteReply, TariffRules } from "@dos/contracts";
+import type { Direction } from "./schemas/delivery.ts";
+import type { QuoteLine, QuoteReply, QuoteRequest } from "./schemas/pricing.ts";
+import type { AccountTariffs, TariffRules } from "./schemas/tariffs.ts";
+import { parseTimestamp } from "./timestamps.ts";
 
 /** A stored tariff version as the rules need it. */
 export interface TariffVersion extends TariffRules {
@@ -18,7 +23,7 @@ export interface TariffVersion extends TariffRules {
   effectiveFrom: Date;
 }
 
-/** A delivery to price, already parsed and checked (see quote-input.ts). */
+/** A delivery to price, already parsed and checked (see pricedDeliveryOf). */
 export interface PricedDelivery {
   direction: Direction;
   packages: ReadonlyArray<{ amount: number; volume_dm3: number; weight_kg: number }>;
@@ -27,6 +32,41 @@ export interface PricedDelivery {
 }
 
 const MINUTE_MS = 60_000;
+
+/**
+ * A QuoteRequest (already valid against its schema) as the rules need it, or what a schema
+ * cannot say is wrong with it: a date that is not on the calendar, a slot that does not end
+ * after it starts.
+ */
+export function pricedDeliveryOf(
+  request: QuoteRequest,
+): { ok: true; delivery: PricedDelivery } | { ok: false; errors: string[] } {
+  const errors: string[] = [];
+  const instant = (text: string, label: string) => {
+    const date = parseTimestamp(text);
+    if (!date) errors.push(`${label} is not a real date and time`);
+    return date ?? new Date(0);
+  };
+  const requestedAt = instant(request.requested_at, "requested_at");
+  const slots = request.tasks.map((task, index) => {
+    const startsAt = instant(task.slot_starting_at, `tasks[${index}].slot_starting_at`);
+    const endsAt = instant(task.slot_ending_at, `tasks[${index}].slot_ending_at`);
+    if (errors.length === 0 && endsAt.getTime() <= startsAt.getTime()) {
+      errors.push(`tasks[${index}].slot_ending_at must be after slot_starting_at`);
+    }
+    return { startsAt, endsAt };
+  });
+  if (errors.length > 0) return { ok: false, errors };
+  return { ok: true, delivery: { direction: request.direction, packages: request.packages, slots, requestedAt } };
+}
+
+/** An account's entry of the TARIFFS bucket as the rules need it. */
+export function tariffVersionsOf(entry: AccountTariffs): TariffVersion[] {
+  return entry.versions.map(({ effective_from, ...version }) => ({
+    ...version,
+    effectiveFrom: new Date(effective_from),
+  }));
+}
 
 /** The version with the latest effective_from at or before `at`; null when none was in force yet. */
 export function tariffInForce(versions: readonly TariffVersion[], at: Date): TariffVersion | null {

@@ -1,15 +1,18 @@
 /** The pricing rules at every band and threshold boundary, the minimum, versions by date. */
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { QuoteLine, TariffRules } from "@dos/contracts";
 import {
   formatCents,
   type PricedDelivery,
+  pricedDeliveryOf,
   priceLines,
   quoteDelivery,
   type TariffVersion,
   tariffInForce,
-} from "../src/quotes/price-rules.ts";
+  tariffVersionsOf,
+} from "./pricing-rules.ts";
+import type { QuoteLine } from "./schemas/pricing.ts";
+import type { TariffRules } from "./schemas/tariffs.ts";
 
 const MINUTE = 60_000;
 const requestedAt = new Date("2026-11-21T08:00:00.000Z");
@@ -302,4 +305,64 @@ test("the README's worked example", () => {
     requestedAt: at("09:00"),
   });
   assert.equal(total(relaxed), 1450);
+});
+
+describe("a quote request and a bucket entry as the rules read them", () => {
+  const request = {
+    account_id: 7,
+    direction: "outbound" as const,
+    tasks: [
+      {
+        kind: "dropoff" as const,
+        slot_starting_at: "2026-11-21T14:00:00+01:00",
+        slot_ending_at: "2026-11-21T14:45:00.000Z",
+      },
+    ],
+    packages: [{ amount: 2, volume_dm3: 30, weight_kg: 6 }],
+    requested_at: "2026-11-21T09:00:00.000+00:00",
+  };
+
+  test("timestamps with any offset become instants", () => {
+    const read = pricedDeliveryOf(request);
+    assert.ok(read.ok);
+    assert.equal(read.delivery.requestedAt.toISOString(), "2026-11-21T09:00:00.000Z");
+    assert.deepEqual(read.delivery.slots, [
+      { startsAt: new Date("2026-11-21T13:00:00.000Z"), endsAt: new Date("2026-11-21T14:45:00.000Z") },
+    ]);
+  });
+
+  test("an impossible date and a slot that does not end after its start are refused, by field", () => {
+    assert.deepEqual(pricedDeliveryOf({ ...request, requested_at: "2026-02-30T09:00:00Z" }), {
+      ok: false,
+      errors: ["requested_at is not a real date and time"],
+    });
+    const backwards = [
+      { kind: "dropoff" as const, slot_starting_at: "2026-11-21T15:00:00Z", slot_ending_at: "2026-11-21T15:00:00Z" },
+    ];
+    assert.deepEqual(pricedDeliveryOf({ ...request, tasks: backwards }), {
+      ok: false,
+      errors: ["tasks[0].slot_ending_at must be after slot_starting_at"],
+    });
+  });
+
+  test("a TARIFFS entry prices exactly as the versions it was written from", () => {
+    const versions: TariffVersion[] = [
+      { ...rules, id: 3, effectiveFrom: new Date("2026-11-01T00:00:00.000Z") },
+      {
+        ...rules,
+        id: 4,
+        base_cents: { outbound: 2000, inbound: 1, other: 1 },
+        effectiveFrom: new Date("2026-11-21T08:30:00.000Z"),
+      },
+    ];
+    const entry = {
+      account_id: 7,
+      versions: versions.map(({ effectiveFrom, ...v }) => ({ ...v, effective_from: effectiveFrom.toISOString() })),
+    };
+    const read = pricedDeliveryOf(request);
+    assert.ok(read.ok);
+    const fromEntry = quoteDelivery(tariffVersionsOf(entry), read.delivery);
+    assert.equal(fromEntry.tariff_id, 4);
+    assert.deepEqual(fromEntry, quoteDelivery(versions, read.delivery));
+  });
 });
