@@ -1,6 +1,7 @@
 /**
- * Webhook endpoints: the client's REST bodies (delivery-api's /api/v2/webhooks) and the
- * request/reply contract on NATS between delivery-api, which authenticates the client, and
+ * Webhook endpoints: the client's REST bodies (delivery-api's /api/v2/webhooks, and the same
+ * under /ops/v1/accounts/{id}/webhooks) and the request/reply contract on NATS between
+ * delivery-api, which authenticates the client or the operator, and
  * webhook-dispatcher, which owns the endpoint registry. A request always carries the caller's
  * account id; the dispatcher never answers about another account's endpoint (404).
  *
@@ -121,7 +122,10 @@ export const WebhookListRequest = Type.Object(
 );
 export type WebhookListRequest = Static<typeof WebhookListRequest>;
 
-/** Delete and rotate name one endpoint of the account. */
+/**
+ * Delete, rotate and enable name one endpoint of the account. Enable (the operator's only)
+ * answers the endpoint (Webhook) as it is afterwards.
+ */
 export const WebhookRefRequest = Type.Object(
   { account_id: AccountId, webhook_id: WebhookId },
   { title: "WebhookRefRequest", additionalProperties: false },

@@ -1,8 +1,8 @@
 /**
  * The endpoint registry on NATS (request/reply, services framework): delivery-api forwards a
- * client's /api/v2/webhooks requests here with the caller's account id. Replies are JSON; a
- * refusal is an error reply whose code is the HTTP status to answer and whose body is an
- * ErrorBody, so delivery-api passes it on unchanged.
+ * client's /api/v2/webhooks requests, and the operator's /ops/v1/accounts/{id}/webhooks ones,
+ * here with the account id. Replies are JSON; a refusal is an error reply whose code is the
+ * HTTP status to answer and whose body is an ErrorBody, so delivery-api passes it on unchanged.
  */
 import {
   compileValidator,
@@ -49,6 +49,7 @@ export async function startEndpointsBus(options: {
   operation("rotate", names.subjects.rotate, WebhookRefRequest, service.rotate);
   operation("attempts", names.subjects.attempts, WebhookAttemptsRequest, service.attempts);
   operation("replay", names.subjects.replay, WebhookReplayRequest, service.replay);
+  operation("enable", names.subjects.enable, WebhookRefRequest, service.enable);
   return svc;
 }
 

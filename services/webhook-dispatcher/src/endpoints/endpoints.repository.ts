@@ -56,6 +56,11 @@ export async function updateEndpoint(db: Db, id: string, values: Partial<Inserta
   return db.updateTable("endpoints").set(values).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
 }
 
+/** Enables the endpoint and forgets why and since when it failed; answers the row as it is now. */
+export async function enableEndpoint(db: Db, id: string): Promise<EndpointRow> {
+  return updateEndpoint(db, id, { status: "enabled", disabled_reason: null, disabled_at: null, failing_since: null });
+}
+
 export interface AttemptView {
   id: number;
   event_id: string;

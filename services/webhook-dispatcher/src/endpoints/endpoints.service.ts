@@ -1,7 +1,7 @@
 /**
  * The endpoint registry's operations, as a client asks them through delivery-api: register,
- * list, delete, rotate the secret, read the attempts, replay. Each takes the caller's account
- * id; an endpoint of another account is not found.
+ * list, delete, rotate the secret, read the attempts, replay; and the operator's enable. Each
+ * takes the caller's account id; an endpoint of another account is not found.
  */
 import {
   formatTimestamp,
@@ -18,7 +18,7 @@ import {
 } from "@dos/contracts";
 import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
-import type { DB } from "../db/database.ts";
+import type { DB, Db } from "../db/database.ts";
 import type { AddressPolicy } from "../delivery-http/address-policy.ts";
 import { checkUrlHost } from "../delivery-http/webhook-client.ts";
 import {
@@ -35,6 +35,7 @@ import { generateSecret } from "../signing/signing.ts";
 import {
   countEndpoints,
   type EndpointRow,
+  enableEndpoint,
   findEndpoint,
   insertEndpoint,
   listAttempts,
@@ -58,8 +59,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export function createEndpointsService(deps: EndpointsDeps) {
   const { db, config, box } = deps;
 
-  async function owned(accountId: number, id: string): Promise<EndpointRow> {
-    const endpoint = await findEndpoint(db, accountId, id);
+  /** The endpoint the request names, locked when `forUpdate`; another account's is not found. */
+  async function owned(tx: Db, request: WebhookRefRequest, options: { forUpdate?: boolean } = {}) {
+    const endpoint = await findEndpoint(tx, request.account_id, request.webhook_id, options);
     if (!endpoint) throw webhookNotFound();
     return endpoint;
   }
@@ -86,8 +88,7 @@ export function createEndpointsService(deps: EndpointsDeps) {
 
     async remove(request: WebhookRefRequest): Promise<void> {
       await db.transaction().execute(async (tx) => {
-        const endpoint = await findEndpoint(tx, request.account_id, request.webhook_id, { forUpdate: true });
-        if (!endpoint) throw webhookNotFound();
+        const endpoint = await owned(tx, request, { forUpdate: true });
         await updateEndpoint(tx, endpoint.id, { deleted_at: new Date() });
         await deadLetterPending(tx, endpoint.id, "endpoint deleted");
       });
@@ -97,8 +98,7 @@ export function createEndpointsService(deps: EndpointsDeps) {
       const secret = generateSecret();
       const expiresAt = new Date(Date.now() + config.WEBHOOKS_ROTATION_OVERLAP_MS);
       const row = await db.transaction().execute(async (tx) => {
-        const endpoint = await findEndpoint(tx, request.account_id, request.webhook_id, { forUpdate: true });
-        if (!endpoint) throw webhookNotFound();
+        const endpoint = await owned(tx, request, { forUpdate: true });
         return updateEndpoint(tx, endpoint.id, {
           secret_ciphertext: box.seal(secret),
           previous_secret_ciphertext: endpoint.secret_ciphertext,
@@ -109,7 +109,7 @@ export function createEndpointsService(deps: EndpointsDeps) {
     },
 
     async attempts(request: WebhookAttemptsRequest): Promise<WebhookAttempt[]> {
-      const endpoint = await owned(request.account_id, request.webhook_id);
+      const endpoint = await owned(db, request);
       const rows = await listAttempts(db, endpoint.id, request.limit ?? 50);
       return rows.map((row) => ({
         ...row,
@@ -125,8 +125,7 @@ export function createEndpointsService(deps: EndpointsDeps) {
         throw sinceOutOfRange(config.WEBHOOKS_RETENTION_DAYS);
       }
       const replayed = await db.transaction().execute(async (tx) => {
-        const endpoint = await findEndpoint(tx, request.account_id, request.webhook_id, { forUpdate: true });
-        if (!endpoint) throw webhookNotFound();
+        const endpoint = await owned(tx, request, { forUpdate: true });
         if (endpoint.status === "disabled") throw webhookDisabled(endpoint.disabled_reason);
         const deliveryIds = await replayableDeliveries(tx, endpoint, since);
         if (deliveryIds.length === 0) return 0;
@@ -137,6 +136,20 @@ export function createEndpointsService(deps: EndpointsDeps) {
       });
       deps.wake();
       return { replayed };
+    },
+
+    /**
+     * Turns a disabled endpoint back on (the operator's, after the receiver was fixed): the next
+     * events are queued for it again, its failure clock starts afresh. What was dead-lettered
+     * when it was disabled, and the events while it was off (never queued), stay as they are:
+     * replay sends them. Enabling an enabled endpoint changes nothing.
+     */
+    async enable(request: WebhookRefRequest): Promise<Webhook> {
+      const row = await db.transaction().execute(async (tx) => {
+        const endpoint = await owned(tx, request, { forUpdate: true });
+        return endpoint.status === "enabled" ? endpoint : enableEndpoint(tx, endpoint.id);
+      });
+      return toWebhook(row);
     },
   };
 }
