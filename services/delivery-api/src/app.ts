@@ -74,6 +74,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
         db,
         onAccessChange: () => authCache.clear(),
         pricing: { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE, timeoutMs: config.API_PRICING_TIMEOUT_MS },
+        webhooks: { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE },
       });
       await ops.register(deliveries.opsRoutes);
       await ops.register(dispatch.opsRoutes);

@@ -1,24 +1,13 @@
 /** The operator CLI, run as a child process against a listening app, as an operator would. */
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { natsNames } from "@dos/contracts";
-import { OPS_TOKEN, startTestApi, type TestApi } from "./fixtures.ts";
-
-const CLI = fileURLToPath(new URL("../src/cli/ops.ts", import.meta.url));
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-  // biome-ignore lint/suspicious/noExplicitAny: parsed CLI output, checked field by field like response.json()
-  json: () => any;
-}
+import { runOpsCli } from "./cli-runner.ts";
+import { startTestApi, type TestApi } from "./fixtures.ts";
 
 describe("operator CLI (npm run ops)", () => {
   let api: TestApi;
@@ -30,18 +19,7 @@ describe("operator CLI (npm run ops)", () => {
   });
   after(async () => api.close());
 
-  const ops = (args: string[], env: Record<string, string> = {}) =>
-    new Promise<Run>((resolve) => {
-      execFile(
-        process.execPath,
-        [CLI, ...args],
-        { env: { ...process.env, OPS_API_URL: baseUrl, OPS_TOKEN, ...env }, timeout: 20_000 },
-        (error, stdout, stderr) => {
-          const code = error ? (typeof error.code === "number" ? error.code : -1) : 0;
-          resolve({ code, stdout, stderr, json: () => JSON.parse(stdout) });
-        },
-      );
-    });
+  const ops = (args: string[], env: Record<string, string> = {}) => runOpsCli(baseUrl, args, env);
   const ok = async (args: string[]) => {
     const run = await ops(args);
     assert.equal(run.code, 0, `${args.join(" ")}: ${run.stderr}`);

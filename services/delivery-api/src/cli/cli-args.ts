@@ -8,7 +8,8 @@ export class UsageError extends Error {
   override name = "UsageError";
 }
 
-export type FlagType = "string" | "integer" | "number" | "boolean";
+/** `list` is comma-separated text: `--events a,b` → ["a", "b"]. */
+export type FlagType = "string" | "integer" | "number" | "boolean" | "list";
 
 export interface FlagSpec {
   type: FlagType;
@@ -20,7 +21,7 @@ export interface FlagSpec {
   nullable?: boolean;
 }
 
-export type FlagValue = string | number | boolean | null;
+export type FlagValue = string | number | boolean | string[] | null;
 
 export interface ParsedArgs {
   flags: Record<string, FlagValue>;
@@ -71,6 +72,11 @@ function convert(name: string, raw: string, spec: FlagSpec): FlagValue {
     case "integer":
       if (/^-?\d{1,15}$/.test(raw)) return Number(raw);
       throw new UsageError(`--${name} must be an integer (got '${raw}')`);
+    case "list": {
+      const items = raw.split(",").map((item) => item.trim());
+      if (items.every((item) => item !== "")) return items;
+      throw new UsageError(`--${name} must be comma-separated values without blanks (got '${raw}')`);
+    }
     case "number": {
       const value = Number(raw);
       if (raw.trim() !== "" && Number.isFinite(value)) return value;

@@ -30,6 +30,7 @@ export interface CommandSpec {
 
 const id = (help: string): CommandFlag => ({ type: "integer", required: true, at: "path", help });
 const account = id("account id");
+const webhook: CommandFlag = { type: "string", required: true, at: "path", help: "webhook id (a UUID)" };
 const text = (field: string, help: string, required = false): CommandFlag => ({
   type: "string",
   field,
@@ -285,6 +286,56 @@ export const COMMANDS: Record<string, CommandSpec> = {
     path: "/accounts/{account}/tariffs",
     flags: { account, ...jsonBodyFlags },
     body: (args) => jsonBody(args, true),
+  },
+  "webhooks list": {
+    summary: "list the account's webhook endpoints (webhook-dispatcher)",
+    method: "GET",
+    path: "/accounts/{account}/webhooks",
+    flags: { account },
+  },
+  "webhooks create": {
+    summary: "register a webhook endpoint; its signing secret is shown once, in this output",
+    method: "POST",
+    path: "/accounts/{account}/webhooks",
+    flags: {
+      account,
+      url: text("url", "http(s) URL the events are POSTed to", true),
+      events: {
+        type: "list",
+        nullable: true,
+        help: "kinds sent, e.g. delivery.created,delivery.cancelled; all when absent",
+      },
+    },
+  },
+  "webhooks delete": {
+    summary: "delete a webhook endpoint (its pending events are dropped)",
+    method: "DELETE",
+    path: "/accounts/{account}/webhooks/{webhook}",
+    flags: { account, webhook },
+  },
+  "webhooks rotate": {
+    summary: "new signing secret, shown once; the previous one signs too for a while",
+    method: "POST",
+    path: "/accounts/{account}/webhooks/{webhook}/rotate",
+    flags: { account, webhook },
+  },
+  "webhooks attempts": {
+    summary: "a webhook's recent delivery attempts, newest first",
+    method: "GET",
+    path: "/accounts/{account}/webhooks/{webhook}/attempts",
+    flags: { account, webhook, limit: { type: "integer", at: "query", help: "how many (1-200, default 50)" } },
+  },
+  "webhooks replay": {
+    summary: "send every event since a time again",
+    method: "POST",
+    path: "/accounts/{account}/webhooks/{webhook}/replay",
+    flags: { account, webhook, since: text("since", "ISO 8601 timestamp, e.g. 2026-11-21T08:00:00Z", true) },
+  },
+  "webhooks enable": {
+    summary: "enable a disabled webhook endpoint again (replay sends what it missed)",
+    method: "POST",
+    path: "/accounts/{account}/webhooks/{webhook}/enable",
+    flags: { account, webhook },
   },
   ...DISPATCH_COMMANDS,
 };

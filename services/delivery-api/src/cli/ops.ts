@@ -127,11 +127,16 @@ async function send(request: { method: Method; path: string; body: unknown }, ba
     return EXIT.ok;
   }
   io.out(`${JSON.stringify(body, null, 2)}\n`);
-  if (request.path.endsWith("/tokens") && request.method === "POST") {
-    io.err("ops: store this token now; it is not shown again (only its hint is kept)\n");
-  }
+  const notice = request.method === "POST" ? SHOWN_ONCE.find(([path]) => path.test(request.path)) : undefined;
+  if (notice) io.err(`ops: ${notice[1]}\n`);
   return EXIT.ok;
 }
+
+/** Answers to these POSTs hold a secret the API never shows again. */
+const SHOWN_ONCE: Array<[RegExp, string]> = [
+  [/\/tokens$/, "store this token now; it is not shown again (only its hint is kept)"],
+  [/\/webhooks(\/[^/]+\/rotate)?$/, "store this signing secret now; it is not shown again"],
+];
 
 function unknownCommand(resource: string, action: string | undefined): string {
   const actions = Object.keys(COMMANDS)
@@ -168,10 +173,18 @@ function commandHelp(name: string): string {
   return `${usage}\n${spec.summary}\n\nFlags:\n${flagLines(spec.flags)}\n`;
 }
 
+const FLAG_VALUE_NAMES = {
+  string: "STRING",
+  integer: "INTEGER",
+  number: "NUMBER",
+  boolean: "BOOLEAN",
+  list: "A,B,...",
+} as const;
+
 function flagLines(flags: Record<string, FlagSpec>): string {
   return Object.entries(flags)
     .map(([name, flag]) => {
-      const value = flag.type === "boolean" ? "[true|false]" : (flag.values?.join("|") ?? flag.type.toUpperCase());
+      const value = flag.type === "boolean" ? "[true|false]" : (flag.values?.join("|") ?? FLAG_VALUE_NAMES[flag.type]);
       const usage = `  --${name} ${value}`.padEnd(40);
       return `${usage} ${flag.help}${flag.required ? " (required)" : ""}`;
     })

@@ -8,6 +8,8 @@ import type { DB } from "../db/database.ts";
 import { packageTypesOpsRoutes } from "../package-types/package-types.ops-routes.ts";
 import { placesOpsRoutes } from "../places/places.ops-routes.ts";
 import { tariffsOpsRoutes } from "../tariffs/tariffs.ops-routes.ts";
+import type { WebhooksBusOptions } from "../webhooks/webhooks.bus.ts";
+import { webhooksOpsRoutes } from "../webhooks/webhooks.ops-routes.ts";
 import { zonesOpsRoutes } from "../zones/zones.ops-routes.ts";
 
 export interface OpsRoutesOptions {
@@ -16,17 +18,19 @@ export interface OpsRoutesOptions {
   onAccessChange: () => void;
   /** Tariffs live in the pricing service: their routes forward over NATS. */
   pricing: { nc: NatsConnection; namespace: string; timeoutMs: number };
+  /** Webhook endpoints live in webhook-dispatcher: their routes forward over NATS. */
+  webhooks: WebhooksBusOptions;
 }
 
 export async function opsRoutes(ops: FastifyInstance, options: OpsRoutesOptions) {
   const { db } = options;
+  // Pricing and webhook-dispatcher know no accounts: an unknown one is refused here, as on every
+  // other operator route.
+  const accountExists = async (accountId: number) => (await findAccountById(db, accountId)) !== undefined;
   await ops.register(accountsOpsRoutes, { db, onAccessChange: options.onAccessChange });
   await ops.register(placesOpsRoutes, { db });
   await ops.register(packageTypesOpsRoutes, { db });
   await ops.register(zonesOpsRoutes, { db });
-  await ops.register(tariffsOpsRoutes, {
-    ...options.pricing,
-    // Pricing knows no accounts: an unknown one is refused here, as on every other operator route.
-    accountExists: async (accountId) => (await findAccountById(db, accountId)) !== undefined,
-  });
+  await ops.register(tariffsOpsRoutes, { ...options.pricing, accountExists });
+  await ops.register(webhooksOpsRoutes, { ...options.webhooks, accountExists });
 }

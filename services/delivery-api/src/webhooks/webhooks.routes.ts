@@ -1,15 +1,13 @@
 /**
- * The client's webhook endpoints (/api/v2/webhooks, beyond the spec). webhook-dispatcher owns
- * the registry; these routes validate the request at the edge and forward it over NATS with the
- * caller's account id, so another account's webhook is simply not found (404). The dispatcher's
- * refusals keep their status (404, 409, 422); no answer in time, no dispatcher running or a
- * reply off the contract is a 503 with Retry-After.
+ * The webhook endpoint routes (beyond the spec), one definition for two surfaces: the client's
+ * /api/v2/webhooks, acting for the caller's account, and the operator's
+ * /ops/v1/accounts/{account_id}/webhooks (webhooks.ops-routes.ts), acting for the path's.
+ * webhook-dispatcher owns the registry; these routes validate the request at the edge and
+ * forward it over NATS (webhooks.bus.ts) with the account id.
  */
 import {
   compileValidator,
   ErrorBody,
-  natsNames,
-  SERVICE_ERROR_HEADERS,
   Webhook,
   WebhookAttempt,
   WebhookAttemptsQuery,
@@ -19,26 +17,25 @@ import {
   WebhookReplayInput,
   WebhookRotated,
 } from "@dos/contracts";
-import { HttpError, unavailable } from "@dos/service-kit";
-import type { Msg, NatsConnection } from "@nats-io/nats-core";
-import { Type } from "@sinclair/typebox";
+import { type TProperties, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { createWebhooksBus, type WebhookOperation, type WebhooksBus, type WebhooksBusOptions } from "./webhooks.bus.ts";
 
-export interface WebhooksRoutesOptions {
-  nc: NatsConnection;
-  namespace: string;
-  /** How long webhook-dispatcher has to answer; 5 s when not given. */
-  timeoutMs?: number;
+/** How one surface names the account a request acts for. */
+export interface WebhooksSurface {
+  /** The routes' common path, e.g. `/webhooks`. */
+  base: string;
+  /** Path parameters of `base`, validated with the webhook's `id`. */
+  params: TProperties;
+  /** The account the request acts for; throws the HTTP error when there is none. */
+  accountOf(request: FastifyRequest): number | Promise<number>;
+  /** The full path of a created webhook (the Location header). */
+  location(accountId: number, webhookId: string): string;
 }
 
-/** Seconds a client is told to wait when webhook-dispatcher does not answer. */
-export const WEBHOOKS_RETRY_AFTER_SECONDS = 5;
-/** Refusals that are the client's to fix; anything else is the dispatcher's fault (503). */
-const FORWARDED_CODES = new Set([404, 409, 422]);
-
-const tags = ["webhooks"];
-const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
-const IdParams = Type.Object({ id: Type.String({ description: "The webhook's id." }) });
+export const webhookTags = ["webhooks"];
+export const webhookErrors = (...statuses: number[]) =>
+  Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 
 const validators = {
@@ -50,151 +47,140 @@ const validators = {
   replayed: compileValidator(WebhookReplayAccepted),
 };
 
-export async function webhooksRoutes(app: FastifyInstance, options: WebhooksRoutesOptions) {
-  const subjects = natsNames(options.namespace).services.webhooks.subjects;
-  const timeoutMs = options.timeoutMs ?? 5000;
+/** The client's routes: the caller's own account. */
+export async function webhooksRoutes(app: FastifyInstance, options: WebhooksBusOptions) {
+  webhookRoutes(app, createWebhooksBus(options), {
+    base: "/webhooks",
+    params: {},
+    accountOf: (request) => request.account.id,
+    location: (_accountId, webhookId) => `/api/v2/webhooks/${webhookId}`,
+  });
+}
 
-  /** One request to the dispatcher on the caller's behalf; answers its reply or throws the HTTP error. */
-  async function ask(
+/**
+ * Registers create, list, delete, rotate, attempts and replay on `surface.base`; answers the
+ * forwarder that surface-specific routes (the operator's enable) use too.
+ */
+export function webhookRoutes(app: FastifyInstance, bus: WebhooksBus, surface: WebhooksSurface) {
+  const { base } = surface;
+  const IdParams = Type.Object({ ...surface.params, id: Type.String({ description: "The webhook's id." }) });
+
+  /** Forwards the request for the surface's account. */
+  const ask = async (
     request: FastifyRequest,
-    subject: string,
+    operation: WebhookOperation,
     body: object,
     validate: (value: unknown) => { ok: boolean },
-  ): Promise<unknown> {
-    let msg: Msg;
-    try {
-      msg = await options.nc.request(subject, JSON.stringify({ account_id: request.account.id, ...body }), {
-        timeout: timeoutMs,
-      });
-    } catch (error) {
-      request.log.warn({ err: error, subject }, "webhook-dispatcher did not answer");
-      throw dispatcherUnavailable();
-    }
-    const decoded = decode(msg);
-    const code = msg.headers?.get(SERVICE_ERROR_HEADERS.code);
-    if (code) {
-      const messages = (decoded as { errors?: unknown } | undefined)?.errors;
-      if (FORWARDED_CODES.has(Number(code)) && Array.isArray(messages) && messages.length > 0) {
-        throw new HttpError(Number(code), messages.map(String));
-      }
-      request.log.warn({ subject, code, errors: messages }, "webhook-dispatcher refused a request");
-      throw dispatcherUnavailable();
-    }
-    if (!validate(decoded).ok) {
-      request.log.warn({ subject }, "webhook-dispatcher answered off the contract");
-      throw dispatcherUnavailable();
-    }
-    return decoded;
-  }
+  ) => bus.ask(request.log, await surface.accountOf(request), operation, body, validate);
 
   app.post(
-    "/webhooks",
+    base,
     {
       schema: {
-        tags,
+        tags: webhookTags,
         summary: "Register a webhook endpoint",
         description:
           "Every change of the account's deliveries is POSTed to `url`, signed (see docs/webhooks.md). " +
           "`events` limits the kinds sent; absent or null means every kind. The `secret` is shown only here.",
+        params: Type.Object(surface.params),
         body: WebhookCreateInput,
-        response: { 201: WebhookCreated, ...errors(401, 422, 503) },
+        response: { 201: WebhookCreated, ...webhookErrors(401, 422, 503) },
       },
     },
     async (request, reply) => {
-      const created = (await ask(
-        request,
-        subjects.create,
-        request.body as object,
-        validators.created,
-      )) as WebhookCreated;
-      return reply.code(201).header("location", `/api/v2/webhooks/${created.id}`).send(created);
+      const accountId = await surface.accountOf(request);
+      const body = request.body as object;
+      const created = (await bus.ask(request.log, accountId, "create", body, validators.created)) as WebhookCreated;
+      return reply
+        .code(201)
+        .header("location", surface.location(accountId, created.id))
+        .header("cache-control", "no-store")
+        .send(created);
     },
   );
 
   app.get(
-    "/webhooks",
+    base,
     {
-      schema: { tags, summary: "List webhook endpoints", response: { 200: Type.Array(Webhook), ...errors(401, 503) } },
+      schema: {
+        tags: webhookTags,
+        summary: "List webhook endpoints",
+        params: Type.Object(surface.params),
+        response: { 200: Type.Array(Webhook), ...webhookErrors(401, 503) },
+      },
     },
-    async (request) => ask(request, subjects.list, {}, validators.list),
+    async (request) => ask(request, "list", {}, validators.list),
   );
 
   app.delete(
-    "/webhooks/:id",
+    `${base}/:id`,
     {
       schema: {
-        tags,
+        tags: webhookTags,
         summary: "Delete a webhook endpoint",
         description: "Its pending events are dropped.",
         params: IdParams,
-        response: { 204: Type.Null(), ...errors(401, 404, 503) },
+        response: { 204: Type.Null(), ...webhookErrors(401, 404, 503) },
       },
     },
     async (request: IdRequest, reply) => {
-      await ask(request, subjects.delete, { webhook_id: request.params.id }, validators.deleted);
+      await ask(request, "delete", { webhook_id: request.params.id }, validators.deleted);
       return reply.code(204).send();
     },
   );
 
   app.post(
-    "/webhooks/:id/rotate",
+    `${base}/:id/rotate`,
     {
       schema: {
-        tags,
+        tags: webhookTags,
         summary: "Rotate the signing secret",
         description:
           "The new secret is shown only here; the previous one keeps signing too until `previous_secret_expires_at`.",
         params: IdParams,
-        response: { 200: WebhookRotated, ...errors(401, 404, 503) },
+        response: { 200: WebhookRotated, ...webhookErrors(401, 404, 503) },
       },
     },
-    async (request: IdRequest) => ask(request, subjects.rotate, { webhook_id: request.params.id }, validators.rotated),
+    async (request: IdRequest, reply) =>
+      reply
+        .header("cache-control", "no-store")
+        .send(await ask(request, "rotate", { webhook_id: request.params.id }, validators.rotated)),
   );
 
   app.get(
-    "/webhooks/:id/attempts",
+    `${base}/:id/attempts`,
     {
       schema: {
-        tags,
+        tags: webhookTags,
         summary: "Recent delivery attempts",
         description:
           "Newest first: event, status code, duration, error and outcome (`dead_lettered` after the last attempt).",
         params: IdParams,
         querystring: WebhookAttemptsQuery,
-        response: { 200: Type.Array(WebhookAttempt), ...errors(401, 404, 422, 503) },
+        response: { 200: Type.Array(WebhookAttempt), ...webhookErrors(401, 404, 422, 503) },
       },
     },
     async (request: FastifyRequest<{ Params: { id: string }; Querystring: { limit?: number } }>) =>
-      ask(request, subjects.attempts, { webhook_id: request.params.id, ...request.query }, validators.attempts),
+      ask(request, "attempts", { webhook_id: request.params.id, ...request.query }, validators.attempts),
   );
 
   app.post(
-    "/webhooks/:id/replay",
+    `${base}/:id/replay`,
     {
       schema: {
-        tags,
+        tags: webhookTags,
         summary: "Send every event since a time again",
         description: "Each event keeps its `webhook-id`, so a receiver that already has it can recognise it.",
         params: IdParams,
         body: WebhookReplayInput,
-        response: { 202: WebhookReplayAccepted, ...errors(401, 404, 422, 503) },
+        response: { 202: WebhookReplayAccepted, ...webhookErrors(401, 404, 422, 503) },
       },
     },
     async (request: IdRequest, reply) => {
       const body = { webhook_id: request.params.id, ...(request.body as object) };
-      return reply.code(202).send(await ask(request, subjects.replay, body, validators.replayed));
+      return reply.code(202).send(await ask(request, "replay", body, validators.replayed));
     },
   );
-}
 
-function decode(msg: Msg): unknown {
-  try {
-    return msg.data.length === 0 ? undefined : msg.json();
-  } catch {
-    return undefined;
-  }
-}
-
-function dispatcherUnavailable(): HttpError {
-  return unavailable("webhooks are temporarily unavailable; retry later", WEBHOOKS_RETRY_AFTER_SECONDS);
+  return { ask, IdParams };
 }
