@@ -15,6 +15,7 @@ import { createDispatchFeature } from "./dispatch/dispatch.feature.ts";
 import { openApiPlugin } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
+import { createTariffReplica } from "./pricing/tariff-replica.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
 
@@ -31,6 +32,12 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
 
   const authCache = createAuthCache(config.API_AUTH_CACHE_MS);
   await app.register(v1RetiredRoutes);
+  // What creates are priced from while NATS is down (docs/spec-decisions.md).
+  const tariffReplica = createTariffReplica({
+    nc: deps.nats.nc,
+    namespace: config.NATS_NAMESPACE,
+    logger: deps.logger.child({ component: "tariff-replica" }),
+  });
   const deliveries = createDeliveriesFeature({
     config,
     db,
@@ -38,6 +45,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     nats: deps.nats,
     logger: deps.logger,
     metrics,
+    tariffReplica,
   });
   const dispatch = createDispatchFeature({
     config,
@@ -87,12 +95,14 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   return {
     app,
     start: async () => {
+      tariffReplica.start();
       await deliveries.relay.start();
       dispatch.start();
     },
     stop: async () => {
       await dispatch.stop();
       await deliveries.relay.stop();
+      await tariffReplica.stop();
     },
   };
 }

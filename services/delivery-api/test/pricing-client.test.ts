@@ -6,10 +6,11 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { natsNames, type QuoteReply, type QuoteRequest, SERVICE_ERROR_HEADERS } from "@dos/contracts";
-import { connectNats, createLogger, HttpError, type Logger, type NatsHandle } from "@dos/service-kit";
+import { connectNats, createLogger, createMetrics, HttpError, type Logger, type NatsHandle } from "@dos/service-kit";
 import { randomNamespace, testInfra } from "@dos/service-kit/testing";
 import { headers, type Msg } from "@nats-io/nats-core";
 import { createPricingClient, type PricingClient } from "../src/pricing/pricing.client.ts";
+import { createTariffReplica } from "../src/pricing/tariff-replica.ts";
 
 const TIMEOUT_MS = 300;
 let nats: NatsHandle;
@@ -31,6 +32,9 @@ before(async () => {
     namespace,
     timeoutMs: TIMEOUT_MS,
     logger: recorder as unknown as Logger,
+    // NATS stays up here, so the replica is never asked (tariff-replica.test.ts covers it).
+    replica: createTariffReplica({ nc: nats.nc, namespace, logger }),
+    metrics: createMetrics("delivery-api"),
   });
 });
 after(async () => {

@@ -11,6 +11,7 @@ import type { DB } from "../db/database.ts";
 import { createOutboxRelay } from "../outbox/outbox.relay.ts";
 import { outboxBacklog } from "../outbox/outbox.repository.ts";
 import { createPricingClient } from "../pricing/pricing.client.ts";
+import type { TariffReplica } from "../pricing/tariff-replica.ts";
 import { createCatalogueLoader } from "./catalogue.repository.ts";
 import { deliveriesOpsRoutes } from "./deliveries.ops-routes.ts";
 import { deliveriesRoutes } from "./deliveries.routes.ts";
@@ -26,14 +27,26 @@ export interface DeliveriesFeatureDeps {
   nats: NatsHandle;
   logger: Logger;
   metrics: AppMetrics;
+  /** Prices from while NATS is down (see pricing.client.ts). */
+  tariffReplica: TariffReplica;
 }
 
-export function createDeliveriesFeature({ config, db, database, nats, logger, metrics }: DeliveriesFeatureDeps) {
+export function createDeliveriesFeature({
+  config,
+  db,
+  database,
+  nats,
+  logger,
+  metrics,
+  tariffReplica,
+}: DeliveriesFeatureDeps) {
   const pricing = createPricingClient({
     nc: nats.nc,
     namespace: config.NATS_NAMESPACE,
     timeoutMs: config.API_PRICING_TIMEOUT_MS,
     logger,
+    replica: tariffReplica,
+    metrics,
   });
   const deps = {
     db,

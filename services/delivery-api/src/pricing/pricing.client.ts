@@ -3,17 +3,25 @@
  * not answering in time, not running, refusing the request or answering something that is not
  * a valid QuoteReply all end the same way for the caller: 503 with Retry-After, nothing saved.
  * An invalid reply is never taken as a price.
+ *
+ * One exception, NATS itself being down (docs/spec-decisions.md, "Pricing during a NATS
+ * outage"): while this process's connection is not connected, and for a request lost with the
+ * connection, the quote comes from the tariff replica (tariff-replica.ts) through the same rules
+ * pricing uses (@dos/contracts) and is checked like a reply. A replica never loaded is a 503.
  */
 import {
   compileValidator,
   natsNames,
+  pricedDeliveryOf,
   type QuoteReply,
   QuoteReply as QuoteReplySchema,
   type QuoteRequest,
+  quoteDelivery,
   SERVICE_ERROR_HEADERS,
   SERVICE_NAMES,
 } from "@dos/contracts";
 import {
+  type AppMetrics,
   type HttpError,
   type Logger,
   natsTraceHeaders,
@@ -23,6 +31,7 @@ import {
   unavailable,
 } from "@dos/service-kit";
 import type { Msg, NatsConnection } from "@nats-io/nats-core";
+import type { TariffReplica } from "./tariff-replica.ts";
 
 /** Seconds a client is told to wait before retrying a request that pricing could not answer. */
 export const PRICING_RETRY_AFTER_SECONDS = 5;
@@ -39,23 +48,86 @@ export function createPricingClient(options: {
   namespace: string;
   timeoutMs: number;
   logger: Logger;
+  replica: TariffReplica;
+  metrics: AppMetrics;
 }): PricingClient {
+  const { logger, replica } = options;
   const subject = natsNames(options.namespace).services.pricing.quoteSubject;
+  const connection = watchConnection(options.nc);
+  const fromReplicaTotal = options.metrics.counter(
+    "delivery_api_quotes_from_replica_total",
+    "Quotes taken from the tariff replica because the NATS connection was down.",
+  );
+  let onReplica = false;
+
+  /** What a reply must be to count as a price, wherever it came from. */
+  const checkedReply = (body: unknown, refuse: (reason: string, details: Record<string, unknown>) => HttpError) => {
+    const checked = validateReply(body);
+    if (!checked.ok) {
+      throw refuse("reply breaks the QuoteReply schema", { errors: checked.errors.map((e) => e.message) });
+    }
+    const inconsistency = replyInconsistency(checked.value);
+    if (inconsistency) throw refuse(inconsistency, { reply: checked.value });
+    return checked.value;
+  };
+
+  const quoteFromReplica = (request: QuoteRequest): QuoteReply => {
+    const refuse = (reason: string, details: Record<string, unknown>) =>
+      pricingUnavailable(logger, subject, `NATS down; ${reason}`, details);
+    if (!replica.loaded) throw refuse("the tariff replica was never loaded", {});
+    const delivery = pricedDeliveryOf(request);
+    if (!delivery.ok) throw refuse("request refused by the pricing rules", { errors: delivery.errors });
+    const reply = checkedReply(quoteDelivery(replica.versions(request.account_id), delivery.delivery), refuse);
+    fromReplicaTotal.inc();
+    if (!onReplica) {
+      onReplica = true;
+      logger.warn({ subject }, "NATS connection down: quoting from the tariff replica");
+    }
+    return reply;
+  };
+
   return {
     async quote(request) {
-      const answer = await requestPricing(options, subject, request);
-      const refuse = (reason: string, details: Record<string, unknown>) =>
-        pricingUnavailable(options.logger, subject, reason, details);
-      if (!answer.ok) throw refuse("error reply", { code: answer.code, errors: answer.messages });
-      const checked = validateReply(answer.body);
-      if (!checked.ok) {
-        throw refuse("reply breaks the QuoteReply schema", { errors: checked.errors.map((e) => e.message) });
+      if (!connection.connected()) return quoteFromReplica(request);
+      const drops = connection.drops();
+      let answer: PricingAnswer;
+      try {
+        answer = await requestPricing(options, subject, request);
+      } catch (error) {
+        // Lost with the connection, not refused by pricing: pricing not answering stays a 503.
+        if (!connection.connected() || connection.drops() !== drops) return quoteFromReplica(request);
+        throw error;
       }
-      const inconsistency = replyInconsistency(checked.value);
-      if (inconsistency) throw refuse(inconsistency, { reply: checked.value });
-      return checked.value;
+      if (onReplica) {
+        onReplica = false;
+        logger.info({ subject }, "NATS connection back: quoting from the pricing service again");
+      }
+      const refuse = (reason: string, details: Record<string, unknown>) =>
+        pricingUnavailable(logger, subject, reason, details);
+      if (!answer.ok) throw refuse("error reply", { code: answer.code, errors: answer.messages });
+      return checkedReply(answer.body, refuse);
     },
   };
+}
+
+/**
+ * Whether the connection is up, from its status events (nats.js v3 has no synchronous "is
+ * connected"), and how many times it dropped, so a request can tell it was lost with it.
+ */
+function watchConnection(nc: NatsConnection): { connected(): boolean; drops(): number } {
+  let up = !nc.isClosed();
+  let drops = 0;
+  (async () => {
+    for await (const status of nc.status()) {
+      if (status.type === "disconnect" || status.type === "close") {
+        if (up) drops++;
+        up = false;
+      } else if (status.type === "reconnect") {
+        up = true;
+      }
+    }
+  })().catch(() => {});
+  return { connected: () => up && !nc.isClosed(), drops: () => drops };
 }
 
 /** Enough of a logger to say why pricing gave nothing usable (a request's logger fits). */
