@@ -3,6 +3,7 @@ import type { Migration } from "kysely/migration";
 import * as webhooks from "./2026_11_21_0001_webhooks.ts";
 import * as queueFunctions from "./2026_11_21_0002_queue_functions.ts";
 import * as eventTraceContext from "./2026_12_10_0003_event_trace_context.ts";
+import * as serialisedClaims from "./2026_12_11_0004_serialised_claims.ts";
 
 export const SCHEMA = "webhooks";
 
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_21_0001_webhooks": webhooks,
   "2026_11_21_0002_queue_functions": queueFunctions,
   "2026_12_10_0003_event_trace_context": eventTraceContext,
+  "2026_12_11_0004_serialised_claims": serialisedClaims,
 };
