@@ -12,7 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { waitFor } from "@dos/service-kit/testing";
 import pg from "pg";
 import { root, SERVICES } from "../../scripts/system.ts";
-import { clientHeaders, type SeededAccount, seedAccounts } from "../src/client.ts";
+import { call, clientHeaders, opsHeaders, outboundDelivery, type SeededAccount, seedAccounts } from "../src/client.ts";
 import { assertNothingLost, type Tally } from "../src/invariants.ts";
 import { type Load, type LoadResult, startLoad, statusCounts } from "../src/load.ts";
 import { GEO_OPS_TOKEN, operator } from "../src/operator.ts";
@@ -22,6 +22,18 @@ import { bootSystemUnderTest, killService, restartService, type SystemUnderTest 
 import { registerReceiver, startWebhookReceiver, type WebhookReceiver } from "../src/webhook-receiver.ts";
 
 const OUTAGE_MS = 10_000;
+/**
+ * The account's tariff: what outboundDelivery() (one package, a 2-hour slot tomorrow) costs is
+ * base 900 + 1 package × 150 + a slot surcharge of 250 (shorter than 3 hours) = 1300, whether
+ * pricing or delivery-api's replica of the tariffs prices it.
+ */
+const TARIFF = {
+  base_cents: { outbound: 900, inbound: 1100, other: 1400 },
+  per_package_cents: 150,
+  slot_surcharges: [{ shorter_than_minutes: 180, cents: 250 }],
+  lead_time_surcharges: [{ shorter_than_minutes: 60, cents: 600 }],
+};
+const PRICE_CENTS = 1300;
 const LOG_DIR = path.join(root, "var", "e2e-faults-logs");
 
 let infra: OwnInfra;
@@ -48,6 +60,13 @@ before(async () => {
   [account] = seedAccounts(system) as [SeededAccount];
   receiver = await startWebhookReceiver();
   await registerReceiver(system.url("delivery-api"), clientHeaders(account), receiver);
+  const tariff = await call(
+    `${system.url("delivery-api")}/ops/v1/accounts/${account.account_id}/tariffs`,
+    "POST",
+    opsHeaders,
+    TARIFF,
+  );
+  assert.equal(tariff.status, 201, JSON.stringify(tariff.body));
   // A pool: the PostgreSQL outage ends its connections, and the checks after it get new ones.
   db = new pg.Pool({ connectionString: infra.databaseUrl, max: 2 });
   db.on("error", () => {});
@@ -114,41 +133,54 @@ async function readiness(name: string): Promise<number> {
 describe("faults under load, nothing lost", { concurrency: false }, () => {
   test("NATS stopped for 10 s and started again", async () => {
     await waitFor(async () => load.created().length >= 20, 30_000, "load running");
+    const api = system.url("delivery-api");
+    const body = outboundDelivery(account, "same-body");
+    const before = await call(`${api}/api/v2/deliveries`, "POST", clientHeaders(account), body);
+    assert.equal(before.status, 201, JSON.stringify(before.body));
     const from = Date.now();
     await infra.nats.stop();
+    let during: Awaited<ReturnType<typeof call>>;
     try {
-      await sleep(OUTAGE_MS);
+      await sleep(OUTAGE_MS / 2);
+      during = await call(`${api}/api/v2/deliveries`, "POST", clientHeaders(account), body);
+      await sleep(Math.max(0, from + OUTAGE_MS - Date.now()));
     } finally {
       await infra.nats.start();
     }
     const to = from + OUTAGE_MS;
-    const during = load.between(from, to);
+    const answers = load.between(from, to);
+    const creates = load.between(from, to, "create");
     const updates = load.between(from, to, "update");
     const positions = load.between(from, to, "position");
-    assert.ok(updates.length > 10 && positions.length > 50, summary(during));
-    // What needs no other service keeps answering: updates (their events wait in the outbox)
-    // and positions (the fleet is in geo-ingest's memory, the store is PostgreSQL).
-    assert.deepEqual(
-      updates.filter((r) => r.status !== 200),
-      [],
-    );
-    assert.deepEqual(
-      positions.filter((r) => r.status !== 200),
-      [],
-    );
-    // A create needs its price from the pricing service over NATS: without NATS it is refused
-    // as the API documents a pricing outage (503, Retry-After, the error shape), never a 500.
-    const creates = load.between(from, to, "create");
-    for (const r of creates.filter((c) => c.status !== 201)) assertUnavailable(r);
+    assert.ok(creates.length > 20 && updates.length > 10 && positions.length > 50, summary(answers));
+    // Everything keeps answering: creates are priced from delivery-api's replica of the tariffs
+    // (pricing's own data, through pricing's own rules) and their events wait in the outbox;
+    // updates need no other service; positions need only geo-ingest's memory and PostgreSQL.
+    for (const results of [creates, updates, positions]) {
+      assert.deepEqual(
+        results.filter((r) => r.status !== 201 && r.status !== 200),
+        [],
+      );
+    }
+    // The same body priced during the outage as pricing priced it before.
+    assert.equal(during.status, 201, JSON.stringify(during.body));
+    const price = (response: typeof during) => (response.body as { price_cents: number | null }).price_cents;
+    assert.equal(price(before), PRICE_CENTS);
+    assert.equal(price(during), price(before));
+    const outageCreates = creates.map((r) => (JSON.parse(r.body) as { price_cents: number | null }).price_cents);
+    assert.deepEqual(new Set(outageCreates), new Set([PRICE_CENTS]));
+
     for (const name of ["delivery-api", "webhook-dispatcher", "pricing", "geo-ingest"]) {
       await waitFor(async () => (await readiness(name)) === 200, 30_000, `${name} ready again`);
     }
     const tally = await assertNothingLost(db, load, receiver, account.account_id);
+    const fromReplica = await quotesFromReplica();
+    assert.ok(fromReplica >= creates.length, `quotes from the replica: ${fromReplica}`);
     record(
       "NATS stopped for 10 s",
       [
-        `answers during the outage: ${summary(during)}`,
-        "updates and positions kept answering; creates were refused 503 with Retry-After because a price comes from the pricing service over NATS request/reply (issue 9 asks that creates keep answering 201 through a NATS outage: open, it needs a price without NATS)",
+        `answers during the outage: ${summary(answers)}; p99 create ${p99(creates)} ms (the 10 s before: ${p99(load.between(from - OUTAGE_MS, from, "create"))} ms)`,
+        `creates kept answering 201, priced from delivery-api's replica of the tariffs (the TARIFFS bucket pricing writes, read into memory; delivery_api_quotes_from_replica_total ${fromReplica}): every one at ${PRICE_CENTS} cents, the price pricing gave the same body before the outage; their events waited in the outbox and were published once NATS was back`,
       ],
       tally,
     );
@@ -249,6 +281,13 @@ describe("faults under load, nothing lost", { concurrency: false }, () => {
     );
   });
 });
+
+/** delivery-api's count of quotes it took from its tariff replica (NATS down). */
+async function quotesFromReplica(): Promise<number> {
+  const text = await (await fetch(`${system.url("delivery-api")}/metrics`)).text();
+  const match = /^delivery_api_quotes_from_replica_total(?:\{[^}]*\})? (\d+)$/m.exec(text);
+  return Number(match?.[1] ?? 0);
+}
 
 /** A refusal during a fault: 503 with Retry-After, in the error shape. */
 function assertUnavailable(r: LoadResult) {
