@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { type AccountTariffs, SERVICE_ERROR_HEADERS, type Tariff, tariffsKey } from "@dos/contracts";
+import { type AccountTariffs, ensureTopology, SERVICE_ERROR_HEADERS, type Tariff, tariffsKey } from "@dos/contracts";
 import { waitFor } from "@dos/service-kit/testing";
 import { type KV, Kvm } from "@nats-io/kv";
 import { createPricingHarness, type PricingHarness } from "./pricing-harness.ts";
@@ -93,4 +93,14 @@ test("a replica that boots refills an emptied bucket", async () => {
   await waitFor(async () => (await stored(504)) !== null && (await stored(501)) !== null, 5000, "refilled");
   assert.deepEqual(await stored(501), before);
   assert.equal((await stored(504))?.versions.length, 1);
+});
+
+test("a version stored while the bucket is missing is still created, and written once the bucket is back", async () => {
+  await new Kvm(harness.client.nc).open(harness.names.buckets.tariffs).then((kv) => kv.destroy());
+  const tariff = await createTariff({ account_id: 505, ...rules(600) });
+  assert.equal(tariff.account_id, 505, "the creation answered despite the failed write");
+
+  await ensureTopology(harness.client.nc, { namespace: harness.namespace });
+  bucket = await new Kvm(harness.client.nc).open(harness.names.buckets.tariffs);
+  await waitFor(async () => versionIds(await stored(505))[0] === tariff.id, 10_000, "written by the retry");
 });
