@@ -10,7 +10,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { pathId } from "../ops/ops-input.ts";
 import { createWebhooksBus, type WebhooksBusOptions } from "./webhooks.bus.ts";
-import { webhookErrors, webhookRoutes, webhookTags } from "./webhooks.routes.ts";
+import { registerWebhookRoutes, webhookErrors, webhookTags } from "./webhooks.routes.ts";
 
 export interface WebhooksOpsOptions extends WebhooksBusOptions {
   accountExists: (accountId: number) => Promise<boolean>;
@@ -19,7 +19,7 @@ export interface WebhooksOpsOptions extends WebhooksBusOptions {
 const validateWebhook = compileValidator(Webhook);
 
 export async function webhooksOpsRoutes(app: FastifyInstance, options: WebhooksOpsOptions) {
-  const { ask, IdParams } = webhookRoutes(app, createWebhooksBus(options), {
+  const { ask, IdParams } = registerWebhookRoutes(app, createWebhooksBus(options), {
     base: "/accounts/:accountId/webhooks",
     params: { accountId: Type.String({ description: "The account's id." }) },
     accountOf: async (request) => {

@@ -49,7 +49,7 @@ const validators = {
 
 /** The client's routes: the caller's own account. */
 export async function webhooksRoutes(app: FastifyInstance, options: WebhooksBusOptions) {
-  webhookRoutes(app, createWebhooksBus(options), {
+  registerWebhookRoutes(app, createWebhooksBus(options), {
     base: "/webhooks",
     params: {},
     accountOf: (request) => request.account.id,
@@ -61,7 +61,7 @@ export async function webhooksRoutes(app: FastifyInstance, options: WebhooksBusO
  * Registers create, list, delete, rotate, attempts and replay on `surface.base`; answers the
  * forwarder that surface-specific routes (the operator's enable) use too.
  */
-export function webhookRoutes(app: FastifyInstance, bus: WebhooksBus, surface: WebhooksSurface) {
+export function registerWebhookRoutes(app: FastifyInstance, bus: WebhooksBus, surface: WebhooksSurface) {
   const { base } = surface;
   const IdParams = Type.Object({ ...surface.params, id: Type.String({ description: "The webhook's id." }) });
 
