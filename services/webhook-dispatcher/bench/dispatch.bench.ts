@@ -17,6 +17,7 @@ import type { AddressInfo } from "node:net";
 import { Agent } from "undici";
 import { createEndpoint, startTestDispatcher } from "../test/dispatcher.ts";
 import { makeEvent } from "../test/events.ts";
+import { type CpuSample, cpuPer, createCpuMeter, formatCpu } from "./cpu-meter.ts";
 
 const BURST_DELIVERIES = 500;
 const EVENTS_PER_DELIVERY = 4;
@@ -54,6 +55,13 @@ const dispatcher = await startTestDispatcher({
 });
 await createEndpoint(dispatcher, ACCOUNT, url);
 const config = dispatcher.config;
+const sampleCpu = createCpuMeter(dispatcher.db, config.NATS_URL);
+/** CPU spent by each party in the counted rounds (difference of samples around each). */
+const zero: CpuSample = { process: 0, postgres: 0, nats: 0 };
+const spent = { plain: { process: 0, postgres: 0, nats: 0 }, dispatch: { process: 0, postgres: 0, nats: 0 } };
+const addSpent = (total: CpuSample, before: CpuSample, after: CpuSample) => {
+  for (const key of Object.keys(total) as Array<keyof CpuSample>) total[key] += after[key] - before[key];
+};
 
 const waitForArrivals = (count: number, timeoutMs: number) =>
   new Promise<void>((resolve, reject) => {
@@ -127,9 +135,15 @@ async function burstRound(): Promise<{ rate: number; publishSeconds: number }> {
 const rounds: Array<{ plain: number; dispatch: number; publishSeconds: number }> = [];
 // A first round warms both up (the JIT, connections, plans) and is not counted.
 for (let round = 0; round <= ROUNDS; round++) {
+  const beforePlain = await sampleCpu();
   const plain = await plainRound();
+  const beforeBurst = await sampleCpu();
   const { rate, publishSeconds } = await burstRound();
-  if (round > 0) rounds.push({ plain, dispatch: rate, publishSeconds });
+  const afterBurst = await sampleCpu();
+  if (round === 0) continue;
+  rounds.push({ plain, dispatch: rate, publishSeconds });
+  addSpent(spent.plain, beforePlain, beforeBurst);
+  addSpent(spent.dispatch, beforeBurst, afterBurst);
 }
 await agent.close();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
@@ -137,6 +151,7 @@ const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floo
 // 3. Dispatcher, steady 200 events/s: latency from publish to arrival.
 const published = new Map<string, number>();
 const steady = events((RATE_PER_SECOND * RATE_SECONDS) / EVENTS_PER_DELIVERY);
+const beforeSteady = await sampleCpu();
 const steadyStart = performance.now();
 for (let i = 0; i < steady.length; i++) {
   const due = steadyStart + (i * 1000) / RATE_PER_SECOND;
@@ -147,6 +162,7 @@ for (let i = 0; i < steady.length; i++) {
   await dispatcher.publish(event);
 }
 await waitForArrivals(steady.length, 20_000);
+const steadyCpu = cpuPer(beforeSteady, await sampleCpu(), steady.length);
 const latencies = steady
   .map((event) => (arrivals.get(event.id) ?? Number.NaN) - (published.get(event.id) ?? Number.NaN))
   .sort((a, b) => a - b);
@@ -177,5 +193,13 @@ console.log(
   `dispatcher at ${RATE_PER_SECOND} events/s for ${RATE_SECONDS} s, publish -> receiver: ` +
     `p50 ${fixed(percentile(50))} ms, p99 ${fixed(percentile(99))} ms, max ${fixed(percentile(100))} ms`,
 );
+const counted = ROUNDS * BURST_DELIVERIES * EVENTS_PER_DELIVERY;
+console.log(
+  `CPU per plain POST: ${formatCpu(cpuPer(zero, spent.plain, counted))} (client and receiver in this process)`,
+);
+console.log(
+  `CPU per webhook, bursts: ${formatCpu(cpuPer(zero, spent.dispatch, counted))} (dispatcher, receiver and publisher in this process)`,
+);
+console.log(`CPU per webhook at ${RATE_PER_SECOND} events/s: ${formatCpu(steadyCpu)}`);
 console.log(`ratio: ${fixed(median(rounds.map((r) => r.dispatch / r.plain)), 2)}`);
 process.exit(0);
