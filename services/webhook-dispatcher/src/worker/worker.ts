@@ -26,7 +26,7 @@ import {
   releaseLeases,
 } from "../queue/queue.repository.ts";
 import type { SecretBox } from "../signing/secret-box.ts";
-import { signedHeaders } from "../signing/signing.ts";
+import { createKeyRing, signedHeaders } from "../signing/signing.ts";
 import { type AttemptInput, eventTraceparents, type RecordedAttempt, recordFailures } from "./attempts.repository.ts";
 import { decideAfterAttempt, type RetryPolicy } from "./retry-policy.ts";
 import { tracedPost } from "./traced-post.ts";
@@ -73,6 +73,7 @@ export interface Worker {
 
 export function createWorker(options: WorkerOptions): Worker {
   const { db, logger, metrics } = options;
+  const keyOf = createKeyRing(options.box);
   // Long enough for the POST and its recording; a lease outliving a crash is taken over after it.
   const leaseMs = 2 * options.timeoutMs + 1000;
   /** Attempts finished and not yet recorded; their messages are still leased. */
@@ -238,15 +239,15 @@ export function createWorker(options: WorkerOptions): Worker {
 
   async function deliver(message: ClaimedMessage, traceparent?: string): Promise<AttemptInput> {
     const attemptedAt = new Date();
-    const secrets = [options.box.open(message.secret_ciphertext)];
+    const keys = [keyOf(message.secret_ciphertext)];
     if (
       message.previous_secret_ciphertext &&
       message.previous_secret_expires_at &&
       message.previous_secret_expires_at > attemptedAt
     ) {
-      secrets.push(options.box.open(message.previous_secret_ciphertext));
+      keys.push(keyOf(message.previous_secret_ciphertext));
     }
-    const headers = signedHeaders(secrets, message.event_id, message.body, attemptedAt);
+    const headers = signedHeaders(keys, message.event_id, message.body, attemptedAt);
     const result = await tracedPost(options.client, message, headers, traceparent);
     const decision = decideAfterAttempt(options.retry, message.attempts + 1, result);
     return { message, attemptedAt, result, decision };
