@@ -4,6 +4,7 @@ import * as webhooks from "./2026_11_21_0001_webhooks.ts";
 import * as queueFunctions from "./2026_11_21_0002_queue_functions.ts";
 import * as eventTraceContext from "./2026_12_10_0003_event_trace_context.ts";
 import * as serialisedClaims from "./2026_12_11_0004_serialised_claims.ts";
+import * as takeIn from "./2026_12_11_0005_take_in.ts";
 
 export const SCHEMA = "webhooks";
 
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "2026_11_21_0002_queue_functions": queueFunctions,
   "2026_12_10_0003_event_trace_context": eventTraceContext,
   "2026_12_11_0004_serialised_claims": serialisedClaims,
+  "2026_12_11_0005_take_in": takeIn,
 };
