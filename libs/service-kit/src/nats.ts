@@ -25,6 +25,10 @@ export async function connectNats(url: string, name: string, logger: Logger): Pr
     waitOnFirstConnect: false,
     timeout: 5000,
     pingInterval: 10_000,
+    // With async traces on, every request (a JetStream publish is one) builds two Error objects
+    // up front, stack traces and all, only to name its caller should it fail: measured at 8 % of
+    // delivery-api's CPU per create. Our callers catch and name their failures themselves.
+    noAsyncTraces: true,
   });
   let connected = true;
   (async () => {
