@@ -21,6 +21,7 @@ import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
 import { mayHoldNul, nulProblems } from "./nul-guard.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
+import { nullableUnionSerializer } from "./response-serializer.ts";
 import { registerHttpTracing } from "./tracing-http.ts";
 
 export interface HttpAppOptions {
@@ -80,6 +81,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     forceCloseConnections: "idle",
     clientErrorHandler,
     routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    schemaController: { compilersFactory: { buildSerializer: nullableUnionSerializer() } },
   });
 
   // Bodies are judged strictly (no coercion); query strings and path parameters arrive as text.
