@@ -275,6 +275,24 @@ describe("a valid create", () => {
     assert.equal(json(response).dropoff.place.recipient_phone, null);
   });
 
+  test("the same national number is read in each account's own region", async () => {
+    const belgian = await createTestAccount(bed.api.db);
+    await bed.api.db
+      .updateTable("accounts")
+      .set({ phone_default_region: "BE" })
+      .where("id", "=", belgian.accountId)
+      .execute();
+    const phoneOf = async (account: typeof belgian) => {
+      const dropoff = { ...slot(), place: place(account, { recipient_phone: "0470 12 34 56" }) };
+      const response = await create(outboundBody(account, { dropoff }), account.headers);
+      assert.equal(response.statusCode, 201, response.body);
+      return json(response).dropoff.place.recipient_phone;
+    };
+    assert.equal(await phoneOf(belgian), "+32 470 12 34 56");
+    assert.equal(await phoneOf(bed.account), "+33 4 70 12 34 56");
+    assert.equal(await phoneOf(belgian), "+32 470 12 34 56");
+  });
+
   test("a postal code is trimmed and put in capitals, as zones keep it", async () => {
     await bed.api.db
       .insertInto("delivery_zones")
