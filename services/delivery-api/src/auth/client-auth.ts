@@ -3,7 +3,7 @@
  * Tokens are stored as SHA-256 and compared in constant time; a missing or wrong pair is a 401
  * in the error shape, and the token never reaches a log (the logger redacts the header).
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { hash, timingSafeEqual } from "node:crypto";
 import { unauthorized } from "@dos/service-kit";
 import type { FastifyRequest } from "fastify";
 import type { Db } from "../db/database.ts";
@@ -31,7 +31,8 @@ declare module "fastify" {
 }
 
 export function hashToken(token: string): Buffer {
-  return createHash("sha256").update(token, "utf8").digest();
+  // The one-shot form: half the cost of a Hash object, paid on every request.
+  return hash("sha256", token, "buffer");
 }
 
 /** An onRequest hook that authenticates the caller or answers 401. */
