@@ -180,7 +180,7 @@ describe("faults under load, nothing lost", { concurrency: false }, () => {
       "NATS stopped for 10 s",
       [
         `answers during the outage: ${summary(answers)}; p99 create ${p99(creates)} ms (the 10 s before: ${p99(load.between(from - OUTAGE_MS, from, "create"))} ms)`,
-        `creates kept answering 201, priced from delivery-api's replica of the tariffs (the TARIFFS bucket pricing writes, read into memory; delivery_api_quotes_from_replica_total ${fromReplica}): every one at ${PRICE_CENTS} cents, the price pricing gave the same body before the outage; their events waited in the outbox and were published once NATS was back`,
+        `creates kept answering 201, priced from delivery-api's replica of the tariffs (the TARIFFS bucket pricing writes, read into memory; quotes_from_tariff_replica_total ${fromReplica}): every one at ${PRICE_CENTS} cents, the price pricing gave the same body before the outage; their events waited in the outbox and were published once NATS was back`,
       ],
       tally,
     );
@@ -285,7 +285,7 @@ describe("faults under load, nothing lost", { concurrency: false }, () => {
 /** delivery-api's count of quotes it took from its tariff replica (NATS down). */
 async function quotesFromReplica(): Promise<number> {
   const text = await (await fetch(`${system.url("delivery-api")}/metrics`)).text();
-  const match = /^delivery_api_quotes_from_replica_total(?:\{[^}]*\})? (\d+)$/m.exec(text);
+  const match = /^quotes_from_tariff_replica_total(?:\{[^}]*\})? (\d+)$/m.exec(text);
   return Number(match?.[1] ?? 0);
 }
 

@@ -106,7 +106,7 @@ async function createTariff(body: Record<string, unknown>): Promise<Tariff> {
 }
 
 const fromReplicaCount = async () =>
-  (await metrics.registry.getSingleMetric("delivery_api_quotes_from_replica_total")?.get())?.values[0]?.value ?? 0;
+  (await metrics.registry.getSingleMetric("quotes_from_tariff_replica_total")?.get())?.values[0]?.value ?? 0;
 
 async function cutNats() {
   await proxy.cut();

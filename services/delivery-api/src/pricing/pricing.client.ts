@@ -55,7 +55,7 @@ export function createPricingClient(options: {
   const subject = natsNames(options.namespace).services.pricing.quoteSubject;
   const connection = watchConnection(options.nc);
   const fromReplicaTotal = options.metrics.counter(
-    "delivery_api_quotes_from_replica_total",
+    "quotes_from_tariff_replica_total",
     "Quotes taken from the tariff replica because the NATS connection was down.",
   );
   let onReplica = false;
