@@ -10,7 +10,7 @@ type Pool = Database<unknown>["pool"];
 /** The part of a pooled connection the LISTEN side uses. */
 interface ListenClient {
   query(text: string): Promise<unknown>;
-  release(error?: Error): void;
+  release(destroy?: Error | boolean): void;
   on(event: "notification", listener: () => void): unknown;
   on(event: "error", listener: (error: Error) => void): unknown;
 }
@@ -34,6 +34,7 @@ export function createListenLoop(options: ListenLoopOptions): ListenLoop {
   let running = false;
   let loop: Promise<void> | undefined;
   let listener: ListenClient | undefined;
+  let releaseListener: ((error?: Error) => void) | undefined;
   let signalled = false;
   let wake: (() => void) | undefined;
 
@@ -44,18 +45,31 @@ export function createListenLoop(options: ListenLoopOptions): ListenLoop {
 
   async function listen() {
     if (listener) return;
+    let client: ListenClient | undefined;
+    // The connection fails on its own ('error', even after it was given back) or in our hands,
+    // or the loop stops: whichever comes first ends it, once. It is destroyed rather than
+    // pooled, since a session that LISTENed is no fit for other work.
+    let released = false;
+    const giveBack = (error?: Error) => {
+      if (released || !client) return;
+      released = true;
+      if (listener === client) listener = undefined;
+      client.release(error ?? true);
+    };
     try {
-      const client: ListenClient = await options.pool.connect();
+      client = await options.pool.connect();
       client.on("notification", signal);
       client.on("error", (error: Error) => {
+        if (released) return;
         logger.warn({ err: error, channel }, "LISTEN connection lost; polling until it is back");
-        if (listener === client) listener = undefined;
-        client.release(error);
+        giveBack(error);
       });
       await client.query(`LISTEN ${channel}`);
       listener = client;
+      releaseListener = giveBack;
     } catch (error) {
       logger.warn({ err: error, channel }, "cannot LISTEN; polling");
+      giveBack(error as Error);
     }
   }
 
@@ -96,12 +110,8 @@ export function createListenLoop(options: ListenLoopOptions): ListenLoop {
       wake?.();
       await loop;
       loop = undefined;
-      const client = listener;
-      listener = undefined;
-      if (client) {
-        await client.query(`UNLISTEN ${channel}`).catch(() => {});
-        client.release();
-      }
+      releaseListener?.();
+      releaseListener = undefined;
     },
   };
 }
