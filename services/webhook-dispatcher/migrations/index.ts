@@ -5,6 +5,7 @@ import * as queueFunctions from "./2026_11_21_0002_queue_functions.ts";
 import * as eventTraceContext from "./2026_12_10_0003_event_trace_context.ts";
 import * as serialisedClaims from "./2026_12_11_0004_serialised_claims.ts";
 import * as takeIn from "./2026_12_11_0005_take_in.ts";
+import * as intakeClaims from "./2026_12_11_0006_intake_claims.ts";
 
 export const SCHEMA = "webhooks";
 
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "2026_12_10_0003_event_trace_context": eventTraceContext,
   "2026_12_11_0004_serialised_claims": serialisedClaims,
   "2026_12_11_0005_take_in": takeIn,
+  "2026_12_11_0006_intake_claims": intakeClaims,
 };

@@ -59,7 +59,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     logger,
     metrics: dispatcherMetrics,
     intake: { orderGraceMs: config.WEBHOOKS_ORDER_GRACE_MS },
-    onQueued: worker.wake,
+    worker,
   });
   const endpoints = createEndpointsService({ db, config, policy, box, wake: worker.wake });
 

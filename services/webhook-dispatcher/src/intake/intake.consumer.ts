@@ -28,6 +28,7 @@ import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
+import type { Worker } from "../worker/worker.ts";
 import { type IncomingEvent, type IntakeOptions, recordEvents } from "./intake.repository.ts";
 
 const validateEvent = compileValidator<DeliveryEvent>(DeliveryEventSchema);
@@ -55,8 +56,8 @@ export function createIntakeConsumer(options: {
   logger: Logger;
   metrics: DispatcherMetrics;
   intake: IntakeOptions;
-  /** Called after messages were queued, to wake the local worker. */
-  onQueued(): void;
+  /** The local worker: intake leases due heads for its free slots and hands them over. */
+  worker: Pick<Worker, "reserve" | "adopt" | "wake">;
 }): IntakeConsumer {
   const names = natsNames(options.namespace);
   const stream = names.streams.deliveryEvents;
@@ -96,13 +97,18 @@ export function createIntakeConsumer(options: {
         span?.end();
       }
     };
+    const reservation = options.worker.reserve();
     try {
-      const queued = await recordEvents(options.db, valid, options.intake);
+      const claimed = await recordEvents(options.db, valid, options.intake, reservation);
+      options.worker.adopt(reservation, claimed);
+      // Nothing leased here (no free slot, or another replica claiming the endpoint): what was
+      // queued is the worker's to claim. Otherwise the worker's next cycle claims the rest.
+      if (claimed.length === 0) options.worker.wake();
       for (const { msg } of valid) msg.ack();
       endSpans(false);
       metrics.eventsReceived.inc({ result: "recorded" }, valid.length);
-      if (queued > 0) options.onQueued();
     } catch (error) {
+      options.worker.adopt(reservation, []);
       // Naked in arrival order, the events come back in that order once the database answers.
       logger.warn({ err: error, events: valid.length }, "cannot record delivery events; they will be redelivered");
       metrics.eventsReceived.inc({ result: "failed" }, valid.length);

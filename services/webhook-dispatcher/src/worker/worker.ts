@@ -21,6 +21,7 @@ import type { WebhookClient } from "../delivery-http/webhook-client.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
 import {
   type ClaimedMessage,
+  type ClaimOptions,
   type DeliveredAttempt,
   finishAndClaim,
   releaseLeases,
@@ -63,10 +64,20 @@ export interface WorkerOptions {
   disableAfterMs: number;
 }
 
+/** Free slots set aside for a claim made outside the worker's cycles (by intake). */
+export interface SlotReservation extends ClaimOptions {
+  /** When the claim started: its leases are counted from then. */
+  claimedAt: number;
+}
+
 export interface Worker {
   start(): void;
   /** Makes the loop look for due messages now. */
   wake(): void;
+  /** Sets the free slots aside for a claim made elsewhere; none while stopping. */
+  reserve(): SlotReservation;
+  /** Sends the messages that a reservation's claim leased and frees the rest of its slots. */
+  adopt(reservation: SlotReservation, claimed: ClaimedMessage[]): void;
   /** Stops claiming and waits for the POSTs in flight to be recorded. */
   stop(): Promise<void>;
 }
@@ -97,6 +108,13 @@ export function createWorker(options: WorkerOptions): Worker {
   let stopped: (() => void) | undefined;
 
   const free = () => (running ? Math.max(0, options.concurrency - sending - reserved) : 0);
+  const claimOptions = (slots: number): ClaimOptions => ({
+    slots,
+    perEndpoint: options.endpointConcurrency,
+    perSlot: MESSAGES_PER_SLOT,
+    leaseMs,
+    stepMs: options.timeoutMs,
+  });
   const wake = () => {
     woken = true;
     kick();
@@ -122,7 +140,7 @@ export function createWorker(options: WorkerOptions): Worker {
       });
     } else if (Math.min(gathered, overdue) < Number.POSITIVE_INFINITY) {
       timer = setTimeout(kick, Math.min(gathered, overdue) - now);
-    } else if (!running && sending === 0) {
+    } else if (!running && sending === 0 && reserved === 0) {
       stopped?.();
     }
   }
@@ -155,32 +173,33 @@ export function createWorker(options: WorkerOptions): Worker {
     const slots = free();
     if (delivered.length === 0 && slots === 0) return;
     reserved += slots;
-    const claimedAt = performance.now();
-    const claimed = await withRetries(delivered.length, () =>
-      finishAndClaim(db, delivered, {
-        slots,
-        perEndpoint: options.endpointConcurrency,
-        perSlot: MESSAGES_PER_SLOT,
-        leaseMs,
-        stepMs: options.timeoutMs,
-      }),
-    ).finally(() => {
+    try {
+      const claimedAt = performance.now();
+      const claimed = await withRetries(delivered.length, () => finishAndClaim(db, delivered, claimOptions(slots)));
+      if (!claimed) return;
+      for (const attempt of delivered) metrics.observeAttempt("delivered", attempt.durationMs);
+      const opened = await openSlots(claimed, claimedAt);
+      // Slots freed by this cycle are claimed by the next; every free slot filled: more may be due.
+      if (delivered.length > 0 || (slots > 0 && opened >= slots)) woken = true;
+    } finally {
+      // The slots opened count as sending by now.
       reserved -= slots;
-    });
-    if (!claimed) return;
-    for (const attempt of delivered) metrics.observeAttempt("delivered", attempt.durationMs);
-    // Only when traced: one more read per cycle for the events' stored trace contexts.
+    }
+  }
+
+  /** Starts sending each slot of a claim; returns how many slots it opened. */
+  async function openSlots(claimed: ClaimedMessage[], claimedAt: number): Promise<number> {
+    // Only when traced: one more read per claim for the events' stored trace contexts.
     const traces = tracingEnabled() && claimed.length > 0 ? await traceparentsOf(claimed) : undefined;
-    const opened = Map.groupBy(claimed, (m) => m.lease_token);
-    for (const messages of opened.values()) {
+    const slots = Map.groupBy(claimed, (m) => m.lease_token);
+    for (const messages of slots.values()) {
       void runSlot(
         messages.sort((a, b) => a.slot_position - b.slot_position),
         claimedAt,
         traces,
       );
     }
-    // Slots freed by this cycle are claimed by the next; every free slot filled: more may be due.
-    if (delivered.length > 0 || (slots > 0 && opened.size >= slots)) woken = true;
+    return slots.size;
   }
 
   /** Runs a database write, retried after a deadlock or an outage; null when it never succeeded. */
@@ -275,6 +294,18 @@ export function createWorker(options: WorkerOptions): Worker {
       wake();
     },
     wake,
+    reserve() {
+      const slots = free();
+      reserved += slots;
+      return { ...claimOptions(slots), claimedAt: performance.now() };
+    },
+    adopt(reservation, claimed) {
+      // The slots opened count as sending before the reservation is given back.
+      void openSlots(claimed, reservation.claimedAt).finally(() => {
+        reserved -= reservation.slots;
+        kick();
+      });
+    },
     /** Stops claiming; resolves once the POSTs in flight are recorded. */
     async stop() {
       if (!running) return;
