@@ -6,6 +6,7 @@ import * as eventTraceContext from "./2026_12_10_0003_event_trace_context.ts";
 import * as serialisedClaims from "./2026_12_11_0004_serialised_claims.ts";
 import * as takeIn from "./2026_12_11_0005_take_in.ts";
 import * as intakeClaims from "./2026_12_11_0006_intake_claims.ts";
+import * as hotPathWithoutForeignKeys from "./2026_12_11_0007_hot_path_without_foreign_keys.ts";
 
 export const SCHEMA = "webhooks";
 
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "2026_12_11_0004_serialised_claims": serialisedClaims,
   "2026_12_11_0005_take_in": takeIn,
   "2026_12_11_0006_intake_claims": intakeClaims,
+  "2026_12_11_0007_hot_path_without_foreign_keys": hotPathWithoutForeignKeys,
 };
