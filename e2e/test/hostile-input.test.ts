@@ -50,15 +50,17 @@ before(async () => {
   };
   ids.myWebhook = await hook(mine);
   ids.otherWebhook = await hook(other);
-  // Everything the setup caused has settled before the database is fingerprinted.
+  // Everything the setup caused has settled before the database is fingerprinted: the events are
+  // taken in and each webhook tried once (the endpoints refuse connections, so their first
+  // failure marks them failing; later retries change no endpoint row).
   const db = new pg.Client({ connectionString: system.env.DATABASE_URL });
   await db.connect();
   await waitFor(
     async () => {
       const { rows } = await db.query(
-        "select (select count(*) from delivery.outbox where published_at is null) as unpublished, (select count(*) from delivery.outbox) as events, (select count(*) from webhooks.events) as received",
+        "select (select count(*) from delivery.outbox where published_at is null) as unpublished, (select count(*) from delivery.outbox) as events, (select count(*) from webhooks.events) as received, (select count(*) from webhooks.messages where attempts = 0) as untried",
       );
-      return rows[0].unpublished === "0" && rows[0].events === rows[0].received;
+      return rows[0].unpublished === "0" && rows[0].events === rows[0].received && rows[0].untried === "0";
     },
     15_000,
     "setup events settled",
