@@ -39,7 +39,12 @@ export function roundPositions(db: Db, roundId: number) {
   return db.selectFrom("round_positions").selectAll().where("round_id", "=", roundId).execute();
 }
 
-/** The next task of a round: the first, in order, that is not completed and whose delivery is under way. */
+/**
+ * The next task of a round: the first, in order, that is not completed and whose delivery is under
+ * way. Its delivery row is share-locked until the transaction ends, so a status change completing
+ * the task waits for the ETA written here (its event then carries it) or, having committed first,
+ * takes the task out of this query: no ETA lands on a task after its delivery's last event.
+ */
 export function nextTaskOfRound(db: Db, roundId: number) {
   return db
     .selectFrom("round_tasks as rt")
@@ -60,6 +65,7 @@ export function nextTaskOfRound(db: Db, roundId: number) {
     .where("d.status", "in", ["scheduled", "picked_up"])
     .orderBy("rt.position")
     .limit(1)
+    .forShare("d")
     .executeTakeFirst();
 }
 
