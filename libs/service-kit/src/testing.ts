@@ -7,6 +7,8 @@ import { randomBytes } from "node:crypto";
 import net from "node:net";
 import pg from "pg";
 
+export { backendsCpuMs, DATABASE_BACKENDS_SQL, natsServerPid, processCpuMs } from "./cpu-time.ts";
+
 /** The infrastructure the test run resolved (scripts/test.ts sets these), else the local defaults. */
 export function testInfra() {
   return {

@@ -4,7 +4,7 @@
  * pricing process and the NATS server. On a shared 2-core machine requests/s move with the
  * neighbours' load; CPU per create does much less, so it says whether a change paid.
  */
-import { readdirSync, readFileSync } from "node:fs";
+import { backendsCpuMs, DATABASE_BACKENDS_SQL, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
 import type pg from "pg";
 
 export interface CpuSample {
@@ -14,42 +14,14 @@ export interface CpuSample {
   nats: number;
 }
 
-function processCpuMs(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    // The process ended between listing and reading.
-    return 0;
-  }
-}
-
-/** The nats-server listening on `port` (other NATS servers may run on the machine). */
-function natsServerPid(port: string): number | null {
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
-      if (!args[0]?.endsWith("nats-server")) continue;
-      const flag = args.findIndex((arg) => arg === "-p" || arg === "--port");
-      if ((flag === -1 ? "4222" : args[flag + 1]) === port) return Number(entry);
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-  return null;
-}
-
 export function createCpuMeter(pool: pg.Pool, pricingPid: number, natsUrl: string) {
-  const natsPid = natsServerPid(new URL(natsUrl).port || "4222");
+  const natsPid = natsServerPid(natsUrl);
   return async function sample(): Promise<CpuSample> {
-    const { rows } = await pool.query<{ pid: number }>(
-      "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
-    );
+    const { rows } = await pool.query<{ pid: number }>(DATABASE_BACKENDS_SQL);
     const usage = process.cpuUsage();
     return {
       api: (usage.user + usage.system) / 1000,
-      postgres: rows.reduce((sum, { pid }) => sum + processCpuMs(pid), 0),
+      postgres: backendsCpuMs(rows),
       pricing: processCpuMs(pricingPid),
       nats: natsPid === null ? 0 : processCpuMs(natsPid),
     };

@@ -1,11 +1,16 @@
 /** What the geo-ingest benchmarks share: infrastructure, fleet seeding, the load generator process. */
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureTopology, fleetKey, natsNames } from "@dos/contracts";
 import { connectNats, createLogger, type Database, type NatsHandle } from "@dos/service-kit";
-import { randomNamespace, type TestDatabase, testInfra } from "@dos/service-kit/testing";
+import {
+  backendsCpuMs,
+  DATABASE_BACKENDS_SQL,
+  randomNamespace,
+  type TestDatabase,
+  testInfra,
+} from "@dos/service-kit/testing";
 import { type KV, Kvm } from "@nats-io/kv";
 import { fleetEntry, migratedDatabase } from "../test/harness.ts";
 import type { LoadOptions, LoadRound } from "./load-generator.ts";
@@ -80,17 +85,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadRound> {
 
 /** CPU time (ms) used so far by the PostgreSQL backends serving a database (Linux /proc, 100 Hz ticks). */
 export async function postgresCpuMs(pool: Database<unknown>["pool"]): Promise<number> {
-  const { rows } = await pool.query<{ pid: number }>(
-    "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()",
-  );
-  let ticks = 0;
-  for (const { pid } of rows) {
-    try {
-      const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-      ticks += Number(fields[11]) + Number(fields[12]);
-    } catch {
-      // The backend ended between the query and the read.
-    }
-  }
-  return ticks * 10;
+  const { rows } = await pool.query<{ pid: number }>(DATABASE_BACKENDS_SQL);
+  return backendsCpuMs(rows);
 }

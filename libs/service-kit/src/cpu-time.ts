@@ -1,0 +1,49 @@
+/**
+ * CPU time of the processes a benchmark drives, from Linux /proc (10 ms ticks). On a shared
+ * 2-core machine requests/s move with the neighbours' load; CPU per request does much less, so
+ * it says whether a change paid. Elsewhere than Linux every figure reads 0.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+
+/** CPU ms (user + system) used so far by a process; 0 when it has ended or /proc is absent. */
+export function processCpuMs(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    // The process ended between listing and reading.
+    return 0;
+  }
+}
+
+/** The pids of the PostgreSQL backends serving the current database, but the one asking. */
+export const DATABASE_BACKENDS_SQL =
+  "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()";
+
+/** CPU ms used so far by the PostgreSQL backends listed by DATABASE_BACKENDS_SQL. */
+export function backendsCpuMs(rows: ReadonlyArray<{ pid: number }>): number {
+  return rows.reduce((sum, { pid }) => sum + processCpuMs(pid), 0);
+}
+
+/** The nats-server listening on the URL's port (other NATS servers may run on the machine). */
+export function natsServerPid(natsUrl: string): number | null {
+  const port = new URL(natsUrl).port || "4222";
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return null;
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const args = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (!args[0]?.endsWith("nats-server")) continue;
+      const flag = args.findIndex((arg) => arg === "-p" || arg === "--port");
+      if ((flag === -1 ? "4222" : args[flag + 1]) === port) return Number(entry);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return null;
+}
