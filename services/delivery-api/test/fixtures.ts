@@ -170,3 +170,6 @@ export async function createTestAccount(
     savedAddressIds: [saved.id],
   };
 }
+
+/** A uuid as the API answers ids of webhooks and events. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

@@ -7,18 +7,12 @@ import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { waitFor } from "@dos/service-kit/testing";
-import {
-  makeEvent,
-  type Receiver,
-  startReceiver,
-  startTestDispatcher,
-  type TestDispatcher,
-} from "@dos/webhook-dispatcher/testing";
+import { makeEvent, type Receiver, startReceiver, type TestDispatcher } from "@dos/webhook-dispatcher/testing";
 import { runOpsCli } from "./cli-runner.ts";
-import { createTestAccount, startTestApi, type TestAccount, type TestApi } from "./fixtures.ts";
+import { createTestAccount, startTestApi, type TestAccount, type TestApi, UUID } from "./fixtures.ts";
 import { type OpsClient, opsClient, TIMESTAMP } from "./ops-client.ts";
+import { startWebhooksTestbed } from "./webhooks-testbed.ts";
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const UNKNOWN_ACCOUNT = 999_999_999;
 
 describe("/ops/v1/accounts/{id}/webhooks, forwarded to webhook-dispatcher", () => {
@@ -29,22 +23,15 @@ describe("/ops/v1/accounts/{id}/webhooks, forwarded to webhook-dispatcher", () =
   let shop: TestAccount;
   let other: TestAccount;
   let baseUrl: string;
+  let close: () => Promise<void>;
 
   before(async () => {
-    api = await startTestApi();
-    dispatcher = await startTestDispatcher({ namespace: api.config.NATS_NAMESPACE });
-    receiver = await startReceiver();
+    ({ api, dispatcher, receiver, shop, other, close } = await startWebhooksTestbed());
     ops = opsClient(api);
-    shop = await createTestAccount(api.db);
-    other = await createTestAccount(api.db);
     await api.app.listen({ host: "127.0.0.1", port: 0 });
     baseUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
   });
-  after(async () => {
-    await dispatcher.close();
-    await api.close();
-    await receiver.close();
-  });
+  after(() => close());
 
   const hooks = (account: number | string) => `/accounts/${account}/webhooks`;
 

@@ -9,10 +9,9 @@ import {
   type TestDispatcher,
 } from "@dos/webhook-dispatcher/testing";
 import { type DeliveriesTestbed, outboundBody, startDeliveriesTestbed } from "./delivery-fixtures.ts";
-import { createTestAccount, startTestApi, type TestAccount, type TestApi } from "./fixtures.ts";
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}\+00:00$/;
+import { createTestAccount, startTestApi, type TestAccount, type TestApi, UUID } from "./fixtures.ts";
+import { TIMESTAMP } from "./ops-client.ts";
+import { startWebhooksTestbed } from "./webhooks-testbed.ts";
 
 describe("/api/v2/webhooks, forwarded to webhook-dispatcher", () => {
   let api: TestApi;
@@ -20,19 +19,12 @@ describe("/api/v2/webhooks, forwarded to webhook-dispatcher", () => {
   let receiver: Receiver;
   let shop: TestAccount;
   let other: TestAccount;
+  let close: () => Promise<void>;
 
   before(async () => {
-    api = await startTestApi();
-    dispatcher = await startTestDispatcher({ namespace: api.config.NATS_NAMESPACE });
-    receiver = await startReceiver();
-    shop = await createTestAccount(api.db);
-    other = await createTestAccount(api.db);
+    ({ api, dispatcher, receiver, shop, other, close } = await startWebhooksTestbed());
   });
-  after(async () => {
-    await dispatcher.close();
-    await api.close();
-    await receiver.close();
-  });
+  after(() => close());
 
   const call = (account: TestAccount, method: "GET" | "POST" | "DELETE", url: string, payload?: object) =>
     api.app.inject({ method, url: `/api/v2${url}`, headers: account.headers, ...(payload ? { payload } : {}) });
