@@ -1,5 +1,6 @@
 /** What the geo-ingest benchmarks share: infrastructure, fleet seeding, the load generator process. */
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { ensureTopology, fleetKey, natsNames } from "@dos/contracts";
@@ -10,12 +11,14 @@ import {
   randomNamespace,
   type TestDatabase,
   testInfra,
+  waitFor,
 } from "@dos/service-kit/testing";
 import { type KV, Kvm } from "@nats-io/kv";
-import { fleetEntry, migratedDatabase } from "../test/harness.ts";
+import { fleetEntry, freePort, migratedDatabase } from "../test/harness.ts";
 import type { LoadOptions, LoadRound } from "./load-generator.ts";
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const serviceDir = path.resolve(benchDir, "..");
 
 export interface BenchInfra {
   database: TestDatabase;
@@ -87,4 +90,61 @@ export async function runLoad(options: LoadOptions): Promise<LoadRound> {
 export async function postgresCpuMs(pool: Database<unknown>["pool"]): Promise<number> {
   const { rows } = await pool.query<{ pid: number }>(DATABASE_BACKENDS_SQL);
   return backendsCpuMs(rows);
+}
+
+/**
+ * The service as `npm start` runs it in production: the built JavaScript (the bench script
+ * builds first), with the V8 flags of the package's start script (a smaller young generation;
+ * see the README).
+ */
+function startArguments(): string[] {
+  const pkg = JSON.parse(readFileSync(path.join(serviceDir, "package.json"), "utf8")) as { scripts: { start: string } };
+  const [node, ...args] = pkg.scripts.start.split(" ");
+  if (node !== "node") throw new Error(`unexpected start script: ${pkg.scripts.start}`);
+  return args;
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  pid: number;
+  port: number;
+  /** SIGTERM (the service commits what it accepted, then exits), and waits for the exit. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts geo-ingest as its own process against the benchmark's infrastructure and waits until
+ * it is ready (fleet loaded). `env` adds variables (GEO_* tuning, LOG_LEVEL).
+ */
+export async function startService(infra: BenchInfra, env: Record<string, string>): Promise<ServiceProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, startArguments(), {
+    cwd: serviceDir,
+    env: {
+      PATH: process.env.PATH,
+      ...env,
+      DATABASE_URL: infra.database.url,
+      NATS_URL: infra.natsUrl,
+      NATS_NAMESPACE: infra.namespace,
+      HOST: "127.0.0.1",
+      PORT: String(port),
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+    await exited;
+  };
+  try {
+    await waitFor(
+      async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok,
+      120_000,
+      "geo-ingest to load the fleet",
+    );
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { child, pid: child.pid ?? 0, port, stop };
 }

@@ -1,32 +1,15 @@
 /**
  * Memory of geo-ingest with 100,000 vehicles in the FLEET bucket: the service runs as its own
- * process, as `npm start` runs it (built first by the bench script), loads the bucket, then receives positions for 10 s spread over every
+ * process, as `npm start` runs it (built first by the bench script; see startService), loads the bucket, then receives positions for 10 s spread over every
  * vehicle (so the rate limiter and the latest-position map hold them too). Prints the
  * process's resident memory (VmRSS) after the load and after the traffic, and its peak (VmHWM).
  */
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
-import { waitFor } from "@dos/service-kit/testing";
-import { freePort } from "../test/harness.ts";
-import { benchInfra, runLoad, seedFleet } from "./bench-kit.ts";
+import { benchInfra, runLoad, seedFleet, startService } from "./bench-kit.ts";
 
 const VEHICLES = 100_000;
 const LIMIT_MB = 300;
 const PROVIDER = "bench-trackers";
-const serviceDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
-
-/**
- * The service as `npm start` runs it in production: the built JavaScript, with the V8 flags of
- * the package's start script (a smaller young generation; see the README).
- */
-function startArguments(): string[] {
-  const pkg = JSON.parse(readFileSync(path.join(serviceDir, "package.json"), "utf8")) as { scripts: { start: string } };
-  const [node, ...args] = pkg.scripts.start.split(" ");
-  if (node !== "node") throw new Error(`unexpected start script: ${pkg.scripts.start}`);
-  return args;
-}
 
 async function heapUsedMb(port: number): Promise<number> {
   const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
@@ -46,28 +29,10 @@ try {
   await seedFleet(infra.kv, "MEM-", VEHICLES, PROVIDER);
   process.stderr.write(`seeded ${VEHICLES} vehicles in ${((performance.now() - seeding) / 1000).toFixed(1)} s\n`);
 
-  const port = await freePort();
-  const child = spawn(process.execPath, startArguments(), {
-    cwd: serviceDir,
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: infra.database.url,
-      NATS_URL: infra.natsUrl,
-      NATS_NAMESPACE: infra.namespace,
-      HOST: "127.0.0.1",
-      PORT: String(port),
-      LOG_LEVEL: "warn",
-    },
-    stdio: ["ignore", "ignore", "inherit"],
-  });
-  const pid = child.pid ?? 0;
+  const started = performance.now();
+  const service = await startService(infra, { LOG_LEVEL: "warn" });
+  const { pid, port } = service;
   try {
-    const started = performance.now();
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok,
-      120_000,
-      "geo-ingest to load the fleet",
-    );
     const loadedIn = (performance.now() - started) / 1000;
     const loaded = memoryOf(pid);
     const traffic = await runLoad({
@@ -88,8 +53,7 @@ try {
         `memory: peak ${after.peakMb.toFixed(0)} MB of ${LIMIT_MB} MB allowed — ${after.peakMb < LIMIT_MB ? "ok" : "OVER"}\n`,
     );
   } finally {
-    child.kill("SIGTERM");
-    await new Promise((resolve) => child.once("exit", resolve));
+    await service.stop();
   }
 } finally {
   await infra.close();

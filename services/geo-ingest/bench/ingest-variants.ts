@@ -1,32 +1,48 @@
 /**
  * The four servers the ingest benchmark compares, each listening on its own loopback port:
  * the bare Fastify ceiling, the kit's app doing nothing, geo-ingest, and a naive variant.
+ * geo-ingest runs as its own process, as `npm start` runs it in production (its V8 flags
+ * included); the others are routes in the benchmark's process.
  */
 import { GeolocationInput, SERVICE_NAMES } from "@dos/contracts";
-import {
-  createDatabase,
-  createHttpApp,
-  createLifecycle,
-  createLogger,
-  type Database,
-  loadConfig,
-} from "@dos/service-kit";
+import { createHttpApp, createLifecycle, createLogger, type Database } from "@dos/service-kit";
+import { processCpuMs } from "@dos/service-kit/testing";
 import { Type } from "@sinclair/typebox";
 import Fastify, { type FastifyInstance } from "fastify";
-import { SCHEMA } from "../migrations/index.ts";
-import { buildApp } from "../src/app.ts";
-import { CONFIG_PREFIX, configSchema } from "../src/config.ts";
-import type { BenchInfra } from "./bench-kit.ts";
+import { CONFIG_PREFIX } from "../src/config.ts";
+import { type BenchInfra, startService } from "./bench-kit.ts";
 
 export interface Variant {
   key: string;
   name: string;
-  app: FastifyInstance;
+  /** Loopback port it listens on. */
+  port: number;
   /** Vehicles it knows are named `${prefix}${n}`. */
   prefix: string;
   /** True when the variant stores positions (then every 200 must be a row). */
   stores: boolean;
+  /** CPU time (ms) its server process has used so far. */
+  cpuMs(): number;
+  /** The text of its /metrics. */
+  metrics(): Promise<string>;
   close(): Promise<void>;
+}
+
+/** A variant served by a Fastify app in this process. */
+async function inProcess(fields: Pick<Variant, "key" | "name" | "prefix" | "stores">, app: FastifyInstance) {
+  await app.listen({ host: "127.0.0.1", port: 0 });
+  const address = app.server.address();
+  const variant: Variant = {
+    ...fields,
+    port: typeof address === "object" && address ? address.port : 0,
+    cpuMs() {
+      const cpu = process.cpuUsage();
+      return (cpu.user + cpu.system) / 1000;
+    },
+    metrics: async () => (await app.inject({ method: "GET", url: "/metrics" })).body,
+    close: () => app.close(),
+  };
+  return variant;
 }
 
 const ROUTE = "/external/vehicles/:vehicle_id/geolocations";
@@ -35,51 +51,43 @@ const schema = { params: Params, body: GeolocationInput };
 const quiet = createLogger(SERVICE_NAMES.geoIngest, "warn");
 
 /** The ceiling: parsing, routing and the same schema validation, nothing else. */
-export function bareVariant(): Variant {
+export function bareVariant(): Promise<Variant> {
   const app = Fastify({ logger: false });
   app.post(ROUTE, { schema }, (_request, reply) => reply.code(200).send());
-  return { key: "bare", name: "bare Fastify route", app, prefix: "BENCH-", stores: false, close: () => app.close() };
+  return inProcess({ key: "bare", name: "bare Fastify route", prefix: "BENCH-", stores: false }, app);
 }
 
 /** The service kit's HTTP app (request ids, metrics, error handler) with a route that does nothing. */
-export function kitVariant(): Variant {
+export function kitVariant(): Promise<Variant> {
   const { app } = createHttpApp({ service: "geo-kit", logger: quiet, lifecycle: createLifecycle(quiet), checks: {} });
   app.post(ROUTE, { schema, logLevel: "warn" }, (_request, reply) => reply.code(200).send());
-  return { key: "kit", name: "kit route, no work", app, prefix: "BENCH-", stores: false, close: () => app.close() };
+  return inProcess({ key: "kit", name: "kit route, no work", prefix: "BENCH-", stores: false }, app);
 }
 
-/** geo-ingest with its default configuration (GEO_* variables of the environment apply) and info logging. */
+/**
+ * geo-ingest as `npm start` runs it, with its default configuration (GEO_* variables of the
+ * environment apply) and info logging.
+ */
 export async function geoIngestVariant(infra: BenchInfra): Promise<Variant> {
-  const tuning = Object.entries(process.env).filter(([name]) => name.startsWith(CONFIG_PREFIX));
-  const config = loadConfig(configSchema, {
-    prefix: CONFIG_PREFIX,
-    env: {
-      ...Object.fromEntries(tuning),
-      DATABASE_URL: infra.database.url,
-      NATS_URL: infra.natsUrl,
-      NATS_NAMESPACE: infra.namespace,
-    },
-  });
-  const logger = createLogger(SERVICE_NAMES.geoIngest, config.LOG_LEVEL);
-  const database = createDatabase({ url: config.DATABASE_URL, schema: SCHEMA, applicationName: "geo-ingest" });
-  const built = await buildApp({ config, logger, lifecycle: createLifecycle(logger), database, nats: infra.nats });
-  await built.start?.();
+  const tuning = Object.entries(process.env).filter(
+    (entry): entry is [string, string] => entry[0].startsWith(CONFIG_PREFIX) && entry[1] !== undefined,
+  );
+  const service = await startService(infra, { ...Object.fromEntries(tuning), LOG_LEVEL: "info" });
   return {
     key: "geo",
     name: "geo-ingest",
-    app: built.app,
+    port: service.port,
     prefix: "BENCH-",
     stores: true,
-    async close() {
-      await built.app.close();
-      await built.stop?.();
-      await database.close();
-    },
+    cpuMs: () => processCpuMs(service.pid),
+    metrics: async () => (await fetch(`http://127.0.0.1:${service.port}/metrics`)).text(),
+    // SIGTERM: the service stops listening and commits every position it accepted.
+    close: () => service.stop(),
   };
 }
 
 /** The kit route with the fleet in a Map and one INSERT (one commit) per request. */
-export function naiveVariant(database: Database<unknown>, vehicles: number): Variant {
+export function naiveVariant(database: Database<unknown>, vehicles: number): Promise<Variant> {
   const fleet = new Map(Array.from({ length: vehicles }, (_, i) => [`NAIVE-${i}`, { round: i + 1 }]));
   const { app } = createHttpApp({ service: "geo-naive", logger: quiet, lifecycle: createLifecycle(quiet), checks: {} });
   app.post<{ Params: { vehicle_id: string }; Body: GeolocationInput }>(
@@ -108,12 +116,5 @@ export function naiveVariant(database: Database<unknown>, vehicles: number): Var
       return reply.code(200).send();
     },
   );
-  return {
-    key: "naive",
-    name: "naive INSERT per request",
-    app,
-    prefix: "NAIVE-",
-    stores: true,
-    close: () => app.close(),
-  };
+  return inProcess({ key: "naive", name: "naive INSERT per request", prefix: "NAIVE-", stores: true }, app);
 }

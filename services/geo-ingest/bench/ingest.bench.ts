@@ -3,7 +3,8 @@
  *   bare       — a Fastify route with the same body schema that answers 200 and does nothing;
  *   kit        — the service kit's HTTP app with the same do-nothing route: what every service
  *                pays before doing any work (request ids, metrics, logging, error handling);
- *   geo-ingest — the service with its default configuration: the fleet watched from 10,000
+ *   geo-ingest — the service as `npm start` runs it (its own process, the start script's V8
+ *                flags) with its default configuration: the fleet watched from 10,000
  *                vehicles in active rounds, the per-tracker limit, group commit, publishing;
  *   naive      — the kit route doing one INSERT (one commit) per request, for contrast.
  * Every request is for the next vehicle in turn, from its own tracker id, so the per-tracker
@@ -48,15 +49,12 @@ try {
   process.stderr.write(`seeding ${VEHICLES} vehicles in active rounds...\n`);
   await seedFleet(infra.kv, "BENCH-", VEHICLES, PROVIDER);
   const variants = [
-    SELECTED.has("bare") && bareVariant(),
-    SELECTED.has("kit") && kitVariant(),
+    SELECTED.has("bare") && (await bareVariant()),
+    SELECTED.has("kit") && (await kitVariant()),
     SELECTED.has("geo") && (await geoIngestVariant(infra)),
-    SELECTED.has("naive") && naiveVariant(database, VEHICLES),
+    SELECTED.has("naive") && (await naiveVariant(database, VEHICLES)),
   ].filter((v): v is Variant => v !== false);
-  for (const variant of variants) {
-    await variant.app.listen({ host: "127.0.0.1", port: 0 });
-    runs.push({ variant, rounds: [], serverCpuMs: 0, postgresCpuMs: 0 });
-  }
+  for (const variant of variants) runs.push({ variant, rounds: [], serverCpuMs: 0, postgresCpuMs: 0 });
   for (let round = 0; round < ROUNDS; round++) {
     for (const run of runs) await measureRound(run, round);
   }
@@ -72,11 +70,10 @@ try {
 report();
 
 async function measureRound(run: Run, round: number) {
-  const address = run.variant.app.server.address();
-  const serverStart = process.cpuUsage();
+  const serverStart = run.variant.cpuMs();
   const postgresStart = await postgresCpuMs(database.pool);
   const result = await runLoad({
-    port: typeof address === "object" && address ? address.port : 0,
+    port: run.variant.port,
     connections: CONNECTIONS,
     warmupMs: round === 0 ? FIRST_WARMUP_MS : WARMUP_MS,
     durationMs: ROUND_MS,
@@ -85,15 +82,14 @@ async function measureRound(run: Run, round: number) {
     provider: PROVIDER,
     sequenceStart: run.rounds.at(-1)?.sent ?? 0,
   });
-  const server = process.cpuUsage(serverStart);
-  run.serverCpuMs += (server.user + server.system) / 1000;
+  run.serverCpuMs += run.variant.cpuMs() - serverStart;
   run.postgresCpuMs += (await postgresCpuMs(database.pool)) - postgresStart;
   run.rounds.push(result);
 }
 
 /** Group-commit figures from geo-ingest's own metrics. */
 async function batchFigures(variant: Variant): Promise<string> {
-  const text = (await variant.app.inject({ method: "GET", url: "/metrics" })).body;
+  const text = await variant.metrics();
   const value = (name: string) =>
     Number(new RegExp(`^${name}\\{[^}]*\\} ([0-9.e+-]+)$`, "m").exec(text)?.[1] ?? Number.NaN);
   const count = value("geo_write_batch_rows_count");
