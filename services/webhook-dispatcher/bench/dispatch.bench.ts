@@ -23,8 +23,8 @@ const BURST_DELIVERIES = 500;
 const EVENTS_PER_DELIVERY = 4;
 const PLAIN_CONCURRENCY = Number(process.env.BENCH_PLAIN_CONCURRENCY ?? 1);
 const RATE_PER_SECOND = 200;
-const RATE_SECONDS = 10;
-const ROUNDS = 3;
+const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const ACCOUNT = 1;
 
 // The receiver answers at once and notes when each webhook-id first arrived.
