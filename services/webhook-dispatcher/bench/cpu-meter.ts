@@ -1,7 +1,7 @@
 /**
  * CPU time spent by each party during a stretch of the benchmark, from Linux /proc (10 ms
- * ticks) and process.cpuUsage(): this process (the dispatcher and the publisher), the receiver's
- * process, the PostgreSQL backends of the dispatcher's database and the NATS server. On a shared 2-core
+ * ticks) and process.cpuUsage(): this process (the dispatcher), the receiver's and the
+ * publisher's processes, the PostgreSQL backends of the dispatcher's database and the NATS server. On a shared 2-core
  * machine webhooks/s move with the neighbours' load; CPU per webhook does much less, so it says
  * whether a change paid.
  */
@@ -11,11 +11,12 @@ import { type Kysely, sql } from "kysely";
 export interface CpuSample {
   process: number;
   receiver: number;
+  publisher: number;
   postgres: number;
   nats: number;
 }
 
-export function createCpuMeter<T>(db: Kysely<T>, natsUrl: string, receiverPid: number) {
+export function createCpuMeter<T>(db: Kysely<T>, natsUrl: string, pids: { receiver: number; publisher: number }) {
   const natsPid = natsServerPid(natsUrl);
   return async function sample(): Promise<CpuSample> {
     // Every backend, the asking one too: it is one of the dispatcher's own pooled connections.
@@ -25,7 +26,8 @@ export function createCpuMeter<T>(db: Kysely<T>, natsUrl: string, receiverPid: n
     const usage = process.cpuUsage();
     return {
       process: (usage.user + usage.system) / 1000,
-      receiver: processCpuMs(receiverPid),
+      receiver: processCpuMs(pids.receiver),
+      publisher: processCpuMs(pids.publisher),
       postgres: backendsCpuMs(rows),
       nats: natsPid === null ? 0 : processCpuMs(natsPid),
     };
@@ -35,13 +37,19 @@ export function createCpuMeter<T>(db: Kysely<T>, natsUrl: string, receiverPid: n
 /** CPU ms per unit of work between two samples, per party and in all. */
 export function cpuPer(before: CpuSample, after: CpuSample, count: number): CpuSample & { total: number } {
   const per = (key: keyof CpuSample) => (after[key] - before[key]) / Math.max(1, count);
-  const result = { process: per("process"), receiver: per("receiver"), postgres: per("postgres"), nats: per("nats") };
-  return { ...result, total: result.process + result.receiver + result.postgres + result.nats };
+  const result = {
+    process: per("process"),
+    receiver: per("receiver"),
+    publisher: per("publisher"),
+    postgres: per("postgres"),
+    nats: per("nats"),
+  };
+  return { ...result, total: Object.values(result).reduce((sum, ms) => sum + ms, 0) };
 }
 
 export function formatCpu(cpu: CpuSample & { total: number }): string {
   return (
-    `process ${cpu.process.toFixed(2)} + receiver ${cpu.receiver.toFixed(2)} + postgres ${cpu.postgres.toFixed(2)} + nats ${cpu.nats.toFixed(2)} = ` +
+    `process ${cpu.process.toFixed(2)} + receiver ${cpu.receiver.toFixed(2)} + publisher ${cpu.publisher.toFixed(2)} + postgres ${cpu.postgres.toFixed(2)} + nats ${cpu.nats.toFixed(2)} = ` +
     `${cpu.total.toFixed(2)} CPU ms`
   );
 }

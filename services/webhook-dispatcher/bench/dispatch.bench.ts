@@ -5,8 +5,9 @@
  * for the commit of the delivery change (delivery-api's outbox relay publishes right after the
  * commit; its own delay is not counted here). Loopback only; about 25 s.
  *
- * The receiver is a process of its own (bench/receiver.ts), as a client's system is; the plain
- * loop and the dispatcher both POST to it from this process. The plain loop POSTs the same
+ * The receiver is a process of its own (bench/receiver.ts), as a client's system is, and so is
+ * the publisher (bench/publisher.ts), as delivery-api's relay is: this process holds the
+ * dispatcher and the plain loop's client, which both POST to that receiver. The plain loop POSTs the same
  * bodies one after another over a keep-alive connection (BENCH_PLAIN_CONCURRENCY=8 runs 8 at a
  * time, like the dispatcher's per-endpoint limit). Plain loop and dispatcher burst alternate in
  * rounds, so the load of a shared machine hits both; a first round only warms up.
@@ -19,6 +20,7 @@ import { Agent } from "undici";
 import { createEndpoint, startTestDispatcher } from "../test/dispatcher.ts";
 import { makeEvent } from "../test/events.ts";
 import { type CpuSample, cpuPer, createCpuMeter, formatCpu } from "./cpu-meter.ts";
+import type { PublisherReply, PublisherRequest } from "./publisher.ts";
 
 const BURST_DELIVERIES = 500;
 const EVENTS_PER_DELIVERY = 4;
@@ -54,11 +56,27 @@ const dispatcher = await startTestDispatcher({
     WEBHOOKS_ENDPOINT_CONCURRENCY: process.env.BENCH_ENDPOINT_CONCURRENCY ?? "8",
   },
 });
-await createEndpoint(dispatcher, ACCOUNT, url);
 const config = dispatcher.config;
-const sampleCpu = createCpuMeter(dispatcher.db, config.NATS_URL, receiver.pid as number);
+await createEndpoint(dispatcher, ACCOUNT, url);
+const publisher = fork(
+  fileURLToPath(new URL("./publisher.ts", import.meta.url)),
+  [config.NATS_URL, dispatcher.namespace],
+  { stdio: "inherit" },
+);
+await new Promise((resolve) => publisher.once("message", resolve));
+const sampleCpu = createCpuMeter(dispatcher.db, config.NATS_URL, {
+  receiver: receiver.pid as number,
+  publisher: publisher.pid as number,
+});
+/** Has the publisher publish the events; resolves once JetStream acknowledged them all. */
+const publish = (request: PublisherRequest) =>
+  new Promise<Extract<PublisherReply, { seconds: number }>>((resolve) => {
+    publisher.once("message", resolve);
+    publisher.send(request);
+  });
+
 /** CPU spent by each party in the counted rounds (difference of samples around each). */
-const zero: CpuSample = { process: 0, receiver: 0, postgres: 0, nats: 0 };
+const zero: CpuSample = { process: 0, receiver: 0, publisher: 0, postgres: 0, nats: 0 };
 const spent = { plain: { ...zero }, dispatch: { ...zero } };
 const addSpent = (total: CpuSample, before: CpuSample, after: CpuSample) => {
   for (const key of Object.keys(total) as Array<keyof CpuSample>) total[key] += after[key] - before[key];
@@ -123,10 +141,7 @@ async function plainRound(): Promise<number> {
 async function burstRound(): Promise<{ rate: number; publishSeconds: number }> {
   const burst = events(BURST_DELIVERIES);
   const started = epochMs();
-  // Published 100 at a time, as a busy outbox relay would; each publish waits for JetStream's ack.
-  for (let i = 0; i < burst.length; i += 100)
-    await Promise.all(burst.slice(i, i + 100).map((e) => dispatcher.publish(e)));
-  const publishSeconds = (epochMs() - started) / 1000;
+  const publishSeconds = (await publish({ kind: "burst", events: burst })).seconds;
   await waitForArrivals(burst.length, 40_000);
   // Until the last webhook reached the receiver (not until its report reached this process).
   const rate = burst.length / ((Math.max(...arrivals.values()) - started) / 1000);
@@ -151,18 +166,9 @@ await agent.close();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 // 3. Dispatcher, steady 200 events/s: latency from publish to arrival.
-const published = new Map<string, number>();
 const steady = events((RATE_PER_SECOND * RATE_SECONDS) / EVENTS_PER_DELIVERY);
 const beforeSteady = await sampleCpu();
-const steadyStart = performance.now();
-for (let i = 0; i < steady.length; i++) {
-  const due = steadyStart + (i * 1000) / RATE_PER_SECOND;
-  const wait = due - performance.now();
-  if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-  const event = steady[i] as (typeof steady)[number];
-  published.set(event.id, epochMs());
-  await dispatcher.publish(event);
-}
+const published = new Map((await publish({ kind: "paced", events: steady, perSecond: RATE_PER_SECOND })).publishedAt);
 await waitForArrivals(steady.length, 20_000);
 const steadyCpu = cpuPer(beforeSteady, await sampleCpu(), steady.length);
 const latencies = steady
@@ -173,10 +179,11 @@ const percentile = (p: number) =>
 
 await dispatcher.close();
 receiver.disconnect();
+publisher.disconnect();
 
 const fixed = (n: number, digits = 1) => n.toFixed(digits);
 console.log(
-  `setup: one endpoint on loopback (a receiver process answering 204 at once), WEBHOOKS_CONCURRENCY=${config.WEBHOOKS_CONCURRENCY}, ` +
+  `setup: one endpoint on loopback (a receiver process answering 204 at once), events from a publisher process, WEBHOOKS_CONCURRENCY=${config.WEBHOOKS_CONCURRENCY}, ` +
     `WEBHOOKS_ENDPOINT_CONCURRENCY=${config.WEBHOOKS_ENDPOINT_CONCURRENCY}, ${BURST_DELIVERIES} deliveries x ${EVENTS_PER_DELIVERY} events per round, ${ROUNDS} rounds after a warm-up round`,
 );
 console.log(
@@ -199,7 +206,7 @@ console.log(
   `CPU per plain POST: ${formatCpu(cpuPer(zero, spent.plain, counted))} (client in this process, receiver in its own)`,
 );
 console.log(
-  `CPU per webhook, bursts: ${formatCpu(cpuPer(zero, spent.dispatch, counted))} (dispatcher and publisher in this process, receiver in its own)`,
+  `CPU per webhook, bursts: ${formatCpu(cpuPer(zero, spent.dispatch, counted))} (dispatcher in this process; receiver and publisher in their own)`,
 );
 console.log(`CPU per webhook at ${RATE_PER_SECOND} events/s: ${formatCpu(steadyCpu)}`);
 console.log(`ratio: ${fixed(median(rounds.map((r) => r.dispatch / r.plain)), 2)}`);
