@@ -86,7 +86,6 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
       await writer.drain();
       await publisher.stop();
       maintenance.stop();
-      limiter.stop();
       await fleet.stop();
     },
   };
