@@ -17,8 +17,24 @@ export interface VehicleState {
   readonly roundId: number | null;
   /** SHA-256 of the provider token, when the operator configured one. */
   readonly tokenSha256: Buffer | null;
-  /** Tracker time of the newest stored position: the publisher never sends an older one as latest. */
-  latestRecordedMs: number;
+  /**
+   * The newest stored position (by tracker time), kept for the publisher: one object per vehicle,
+   * overwritten in place, so the positions of the last second are not held by a map of their own.
+   */
+  latest: LatestPosition | null;
+  /** True while the vehicle waits in the publisher's list for its next tick. */
+  latestMarked: boolean;
+}
+
+/** A vehicle's newest stored position, as the publisher sends it. */
+export interface LatestPosition {
+  recordedMs: number;
+  receivedMs: number;
+  roundId: number;
+  provider: string;
+  trackerId: number | null;
+  latitude: number;
+  longitude: number;
 }
 
 export interface FleetCache {
@@ -89,7 +105,8 @@ export function createFleetCache(nc: NatsConnection, namespace: string, logger: 
       provider: intern(provider),
       roundId,
       tokenSha256: token ? Buffer.from(token, "hex") : null,
-      latestRecordedMs: 0,
+      latest: null,
+      latestMarked: false,
     });
     if (roundId != null) activeCount++;
   };

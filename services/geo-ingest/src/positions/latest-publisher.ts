@@ -10,7 +10,7 @@
 import { formatTimestamp, natsNames, type VehiclePosition } from "@dos/contracts";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
-import type { VehicleState } from "../fleet/fleet.cache.ts";
+import type { LatestPosition, VehicleState } from "../fleet/fleet.cache.ts";
 import type { PositionRow } from "./positions.table.ts";
 
 const SLICE = 500;
@@ -52,37 +52,46 @@ export function createTimestampFormatter() {
 export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
   const names = natsNames(deps.namespace);
   const format = createTimestampFormatter();
-  let marked = new Map<string, PositionRow>();
+  // Vehicles whose latest position changed since the last tick; two lists, swapped at each tick.
+  let marked: VehicleState[] = [];
+  let spare: VehicleState[] = [];
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
 
   const publishMarked = async () => {
     const batch = marked;
-    marked = new Map();
+    marked = spare;
     let published = 0;
-    for (const [id, row] of batch) {
+    for (let i = 0; i < batch.length; i++) {
       // Tens of thousands of vehicles are published each second: in slices, so requests keep
       // being served in between instead of waiting behind one long burst.
-      if (published > 0 && published % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      if (i > 0 && i % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      const vehicle = batch[i] as VehicleState;
+      // Unmarked before it is read: a position committed from here on marks it for the next tick.
+      vehicle.latestMarked = false;
+      const latest = vehicle.latest as LatestPosition;
       const message: VehiclePosition = {
-        vehicle_external_id: id,
-        round_id: row.roundId,
-        latitude: row.latitude,
-        longitude: row.longitude,
-        recorded_at: format(row.recordedMs),
-        received_at: format(row.receivedMs),
-        provider: row.provider,
-        tracker_id: row.trackerId,
+        vehicle_external_id: vehicle.externalId,
+        round_id: latest.roundId,
+        latitude: latest.latitude,
+        longitude: latest.longitude,
+        recorded_at: format(latest.recordedMs),
+        received_at: format(latest.receivedMs),
+        provider: latest.provider,
+        tracker_id: latest.trackerId,
       };
       try {
-        deps.nc.publish(names.subjects.vehiclePosition(id), JSON.stringify(message));
+        deps.nc.publish(names.subjects.vehiclePosition(vehicle.externalId), JSON.stringify(message));
         published++;
       } catch (error) {
-        // Closed or draining connection: the next position of this vehicle will be published.
+        // Closed or draining connection: the next position of these vehicles will be published.
         deps.logger.warn({ err: error }, "latest positions not published");
+        for (let j = i + 1; j < batch.length; j++) (batch[j] as VehicleState).latestMarked = false;
         break;
       }
     }
+    batch.length = 0;
+    spare = batch;
     deps.onTick(published);
   };
 
@@ -98,9 +107,31 @@ export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
       for (const row of rows) {
         const vehicle = deps.vehicle(row.vehicleExternalId);
         // A late (buffered) position must not replace a newer one as "latest".
-        if (!vehicle || row.recordedMs <= vehicle.latestRecordedMs) continue;
-        vehicle.latestRecordedMs = row.recordedMs;
-        marked.set(row.vehicleExternalId, row);
+        if (!vehicle || (vehicle.latest !== null && row.recordedMs <= vehicle.latest.recordedMs)) continue;
+        if (vehicle.latest === null) {
+          vehicle.latest = {
+            recordedMs: row.recordedMs,
+            receivedMs: row.receivedMs,
+            roundId: row.roundId,
+            provider: row.provider,
+            trackerId: row.trackerId,
+            latitude: row.latitude,
+            longitude: row.longitude,
+          };
+        } else {
+          const latest = vehicle.latest;
+          latest.recordedMs = row.recordedMs;
+          latest.receivedMs = row.receivedMs;
+          latest.roundId = row.roundId;
+          latest.provider = row.provider;
+          latest.trackerId = row.trackerId;
+          latest.latitude = row.latitude;
+          latest.longitude = row.longitude;
+        }
+        if (!vehicle.latestMarked) {
+          vehicle.latestMarked = true;
+          marked.push(vehicle);
+        }
       }
     },
     start() {
