@@ -8,6 +8,7 @@ import { compileValidator, FleetEntry, natsNames, vehicleIdFromFleetKey } from "
 import { type KV, Kvm, type KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
+import type { PositionRow } from "../positions/positions.table.ts";
 
 /** One vehicle, kept small: 100,000 of them must fit in a few tens of MB. */
 export interface VehicleState {
@@ -27,15 +28,7 @@ export interface VehicleState {
 }
 
 /** A vehicle's newest stored position, as the publisher sends it. */
-export interface LatestPosition {
-  recordedMs: number;
-  receivedMs: number;
-  roundId: number;
-  provider: string;
-  trackerId: number | null;
-  latitude: number;
-  longitude: number;
-}
+export type LatestPosition = Omit<PositionRow, "vehicleExternalId">;
 
 export interface FleetCache {
   get(vehicleExternalId: string): VehicleState | undefined;
