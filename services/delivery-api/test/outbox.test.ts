@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type DeliveryEvent, natsNames } from "@dos/contracts";
+import { compileValidator, DeliveryEvent, natsNames } from "@dos/contracts";
 import { createDatabase, createLogger, type Database } from "@dos/service-kit";
 import { waitFor } from "@dos/service-kit/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -106,6 +106,11 @@ function assertLifecycle(events: Awaited<ReturnType<typeof streamEvents>>, deliv
     ],
   );
   for (const { subject, msgId, event } of events) {
+    const checked = validateEvent(event);
+    assert.ok(
+      checked.ok,
+      `the event matches the DeliveryEvent contract: ${JSON.stringify(checked.ok || checked.errors)}`,
+    );
     assert.equal(msgId, event.id, "the event id is the Nats-Msg-Id");
     assert.equal(event.delivery_id, deliveryId);
     assert.equal(event.account_id, bed.account.accountId);
@@ -117,6 +122,10 @@ function assertLifecycle(events: Awaited<ReturnType<typeof streamEvents>>, deliv
   assert.equal(events[1]?.event.payload.delivery.comments, "Ring twice", "the payload is the full v2 Delivery");
   assert.equal(events[2]?.event.payload.previous_status, "saved");
 }
+
+// Consumers check only the envelope they route by (the dispatcher passes the payload on byte for
+// byte), so the full contract is checked here, where the events are produced.
+const validateEvent = compileValidator<DeliveryEvent>(DeliveryEvent);
 
 const unpublished = async () =>
   (await bed.api.db.selectFrom("outbox").select("id").where("published_at", "is", null).execute()).length;

@@ -115,4 +115,36 @@ describe("delivery of events to endpoints", () => {
       await own.close();
     }
   });
+
+  test("a malformed event is dropped and does not hold back the events after it", async () => {
+    const own = await startReceiver();
+    try {
+      await createEndpoint(dispatcher, 105, own.url);
+      const good = makeEvent({ accountId: 105, deliveryId: 7101, sequence: 1 });
+      const subject = natsNames(dispatcher.namespace).subjects.deliveryEvent(105, 7101, good.type);
+      const { delivery_id: _, ...withoutDelivery } = makeEvent({ accountId: 105, deliveryId: 7102, sequence: 1 });
+      const malformed = [
+        "{not json",
+        JSON.stringify(withoutDelivery),
+        JSON.stringify({ ...makeEvent({ accountId: 105, deliveryId: 7103, sequence: 1 }), occurred_at: "yesterday" }),
+        JSON.stringify({ ...makeEvent({ accountId: 105, deliveryId: 7104, sequence: 1 }), id: "not-a-uuid" }),
+      ];
+      const before = await dispatcher.metric("webhook_events_received_total", 'result="malformed"');
+      const js = jetstream(dispatcher.nats.nc);
+      for (const body of malformed) await js.publish(subject, body);
+      await dispatcher.publish(good);
+      await waitFor(async () => own.received.length >= 1, 10_000, "the good event");
+      await waitFor(
+        async () => (await dispatcher.metric("webhook_events_received_total", 'result="malformed"')) - before === 4,
+        5000,
+        "four malformed events counted",
+      );
+      assert.deepEqual(
+        own.received.map((r) => r.id),
+        [good.id],
+      );
+    } finally {
+      await own.close();
+    }
+  });
 });

@@ -15,7 +15,8 @@ export interface IntakeOptions {
 }
 
 export interface IncomingEvent {
-  event: DeliveryEvent;
+  /** The envelope's fields; the payload is only in `body`. */
+  event: Pick<DeliveryEvent, "id" | "account_id" | "delivery_id" | "sequence" | "type" | "occurred_at">;
   /** The exact bytes published: the body every attempt POSTs and signs. */
   body: string;
   /** The trace context its POSTs continue; null when it came untraced. */
