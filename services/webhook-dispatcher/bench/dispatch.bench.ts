@@ -18,17 +18,15 @@ import { fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { Agent } from "undici";
 import { createEndpoint, startTestDispatcher } from "../test/dispatcher.ts";
-import { makeEvent } from "../test/events.ts";
+import { ACCOUNT, benchEvents, EVENTS_PER_DELIVERY } from "./bench-events.ts";
 import { type CpuSample, cpuPer, createCpuMeter, formatCpu } from "./cpu-meter.ts";
 import type { PublisherReply, PublisherRequest } from "./publisher.ts";
 
 const BURST_DELIVERIES = 500;
-const EVENTS_PER_DELIVERY = 4;
 const PLAIN_CONCURRENCY = Number(process.env.BENCH_PLAIN_CONCURRENCY ?? 1);
 const RATE_PER_SECOND = 200;
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-const ACCOUNT = 1;
 const epochMs = () => performance.timeOrigin + performance.now();
 
 // The receiver reports when each webhook-id first arrived, in batches.
@@ -96,16 +94,11 @@ const waitForArrivals = (count: number, timeoutMs: number) =>
   });
 
 let nextDelivery = 1;
-const events = (deliveries: number) => {
-  const batch = [];
+/** The next deliveries' range, never used before: every event id is new to the dispatcher. */
+const deliveries = (count: number) => {
   const first = nextDelivery;
-  nextDelivery += deliveries;
-  for (let sequence = 1; sequence <= EVENTS_PER_DELIVERY; sequence++) {
-    for (let d = first; d < first + deliveries; d++) {
-      batch.push(makeEvent({ accountId: ACCOUNT, deliveryId: d, sequence }));
-    }
-  }
-  return batch;
+  nextDelivery += count;
+  return { first, deliveries: count };
 };
 
 // 1 and 2 alternate in rounds, so that the load of a shared machine hits both alike.
@@ -114,7 +107,8 @@ const agent = new Agent({ keepAliveTimeout: 10_000 });
 
 /** 1. Plain loop: the same bodies POSTed by a keep-alive client, PLAIN_CONCURRENCY at a time. */
 async function plainRound(): Promise<number> {
-  const bodies = events(BURST_DELIVERIES).map((event) => JSON.stringify(event));
+  const range = deliveries(BURST_DELIVERIES);
+  const bodies = benchEvents(range.first, range.deliveries).map((event) => JSON.stringify(event));
   const started = performance.now();
   let cursor = 0;
   await Promise.all(
@@ -139,12 +133,12 @@ async function plainRound(): Promise<number> {
 
 /** 2. Dispatcher, burst: every event published at once; time until the last one arrived. */
 async function burstRound(): Promise<{ rate: number; publishSeconds: number }> {
-  const burst = events(BURST_DELIVERIES);
+  const burst = { kind: "burst", ...deliveries(BURST_DELIVERIES) } as const;
   const started = epochMs();
-  const publishSeconds = (await publish({ kind: "burst", events: burst })).seconds;
-  await waitForArrivals(burst.length, 40_000);
+  const { seconds: publishSeconds, publishedAt } = await publish(burst);
+  await waitForArrivals(publishedAt.length, 40_000);
   // Until the last webhook reached the receiver (not until its report reached this process).
-  const rate = burst.length / ((Math.max(...arrivals.values()) - started) / 1000);
+  const rate = publishedAt.length / ((Math.max(...arrivals.values()) - started) / 1000);
   arrivals.clear();
   return { rate, publishSeconds };
 }
@@ -166,13 +160,16 @@ await agent.close();
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 // 3. Dispatcher, steady 200 events/s: latency from publish to arrival.
-const steady = events((RATE_PER_SECOND * RATE_SECONDS) / EVENTS_PER_DELIVERY);
 const beforeSteady = await sampleCpu();
-const published = new Map((await publish({ kind: "paced", events: steady, perSecond: RATE_PER_SECOND })).publishedAt);
+const { publishedAt: steady } = await publish({
+  kind: "paced",
+  ...deliveries((RATE_PER_SECOND * RATE_SECONDS) / EVENTS_PER_DELIVERY),
+  perSecond: RATE_PER_SECOND,
+});
 await waitForArrivals(steady.length, 20_000);
 const steadyCpu = cpuPer(beforeSteady, await sampleCpu(), steady.length);
 const latencies = steady
-  .map((event) => (arrivals.get(event.id) ?? Number.NaN) - (published.get(event.id) ?? Number.NaN))
+  .map(([id, publishedAt]) => (arrivals.get(id) ?? Number.NaN) - publishedAt)
   .sort((a, b) => a - b);
 const percentile = (p: number) =>
   latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)] ?? Number.NaN;

@@ -1,17 +1,20 @@
 /**
  * The benchmark's publisher of delivery events, a process of its own as delivery-api's outbox
- * relay is: it publishes on DELIVERY_EVENTS what the parent sends it over IPC and answers when
- * JetStream has acknowledged every event. A burst goes out 100 at a time, as a busy relay
- * publishes; a paced list goes out one event at a time on its schedule, each publish time noted
- * (epoch ms, the receiver's clock). Started by dispatch.bench.ts with `fork`.
+ * relay is: asked over IPC for a range of deliveries, it publishes their events (bench-events.ts)
+ * on DELIVERY_EVENTS and answers once JetStream has acknowledged every one, with each event's id
+ * and publish time (epoch ms, the receiver's clock). A burst goes out 100 at a time, as a busy
+ * relay publishes; a paced run one event at a time on its schedule. Started by dispatch.bench.ts
+ * with `fork`.
  */
 import { type DeliveryEvent, natsNames } from "@dos/contracts";
 import { connectNats, createLogger } from "@dos/service-kit";
 import { jetstream } from "@nats-io/jetstream";
+import { benchEvents } from "./bench-events.ts";
 
-export type PublisherRequest =
-  | { kind: "burst"; events: DeliveryEvent[] }
-  | { kind: "paced"; events: DeliveryEvent[]; perSecond: number };
+export type PublisherRequest = { first: number; deliveries: number } & (
+  | { kind: "burst" }
+  | { kind: "paced"; perSecond: number }
+);
 export type PublisherReply = { ready: true } | { seconds: number; publishedAt: Array<[string, number]> };
 
 const [natsUrl, namespace] = process.argv.slice(2) as [string, string];
@@ -30,13 +33,17 @@ const publish = (event: DeliveryEvent) =>
   });
 
 async function handle(request: PublisherRequest): Promise<PublisherReply> {
+  const events = benchEvents(request.first, request.deliveries);
   const started = performance.now();
   const publishedAt: Array<[string, number]> = [];
   if (request.kind === "burst") {
-    for (let i = 0; i < request.events.length; i += 100)
-      await Promise.all(request.events.slice(i, i + 100).map(publish));
+    for (let i = 0; i < events.length; i += 100) {
+      const chunk = events.slice(i, i + 100);
+      for (const event of chunk) publishedAt.push([event.id, epochMs()]);
+      await Promise.all(chunk.map(publish));
+    }
   } else {
-    for (const [i, event] of request.events.entries()) {
+    for (const [i, event] of events.entries()) {
       const wait = started + (i * 1000) / request.perSecond - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       publishedAt.push([event.id, epochMs()]);
