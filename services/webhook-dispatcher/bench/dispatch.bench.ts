@@ -26,7 +26,7 @@ const BURST_DELIVERIES = 500;
 const PLAIN_CONCURRENCY = Number(process.env.BENCH_PLAIN_CONCURRENCY ?? 1);
 const RATE_PER_SECOND = 200;
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const epochMs = () => performance.timeOrigin + performance.now();
 
 // The receiver reports when each webhook-id first arrived, in batches.
