@@ -3,7 +3,7 @@
  * HTTP request durations by route, and a place for each service's domain metrics.
  */
 import type { FastifyInstance } from "fastify";
-import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Histogram, type Metric, Registry } from "prom-client";
 
 export interface AppMetrics {
   registry: Registry;
@@ -47,26 +47,160 @@ export function createMetrics(service: string): AppMetrics {
   };
 }
 
+const DURATION_NAME = "http_request_duration_seconds";
+const DURATION_HELP = "HTTP request duration by method, route and status.";
+const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+/** Counts of one label set: per bucket (not cumulative; the last one is +Inf), sum and count. */
+interface Series {
+  labels: Record<string, string>;
+  buckets: Float64Array;
+  sum: number;
+  count: number;
+}
+
+/**
+ * The HTTP duration histogram, observed at every answer of every service. prom-client's
+ * Histogram converts, validates and hashes the labels and string-keys the bucket at each
+ * observation (about 0.7 µs); here each method, route and status keeps its counts in an array,
+ * found by the route's own hook, and the registry reads them at scrape time. It is a registry
+ * metric as prom-client's are (the `getForPromString`/`get` shape its Histogram returns), so
+ * the exposition is the same text.
+ */
+export class DurationHistogram {
+  readonly name = DURATION_NAME;
+  readonly help = DURATION_HELP;
+  readonly type = "histogram";
+  readonly aggregator = "sum";
+  readonly #series: Series[] = [];
+
+  /** The series of one label set, created once; observe through `observe(series, seconds)`. */
+  series(method: string, route: string, statusCode: number): Series {
+    const series: Series = {
+      labels: { method, route, status_code: String(statusCode) },
+      buckets: new Float64Array(DURATION_BUCKETS.length + 1),
+      sum: 0,
+      count: 0,
+    };
+    this.#series.push(series);
+    return series;
+  }
+
+  observe(series: Series, seconds: number) {
+    let bucket = 0;
+    while (bucket < DURATION_BUCKETS.length && seconds > (DURATION_BUCKETS[bucket] as number)) bucket++;
+    (series.buckets[bucket] as number)++;
+    series.sum += seconds;
+    series.count++;
+  }
+
+  async getForPromString() {
+    const values: Array<{
+      labels: Record<string, string | number>;
+      sharedLabels: Record<string, string>;
+      value: number;
+      metricName: string;
+      exemplar: null | undefined;
+    }> = [];
+    for (const series of this.#series) {
+      let cumulative = 0;
+      DURATION_BUCKETS.forEach((le, i) => {
+        cumulative += series.buckets[i] as number;
+        values.push({
+          labels: { le },
+          sharedLabels: series.labels,
+          value: cumulative,
+          metricName: `${this.name}_bucket`,
+          exemplar: null,
+        });
+      });
+      values.push(
+        {
+          labels: { le: "+Inf" },
+          sharedLabels: series.labels,
+          value: series.count,
+          metricName: `${this.name}_bucket`,
+          exemplar: null,
+        },
+        {
+          labels: {},
+          sharedLabels: series.labels,
+          value: series.sum,
+          metricName: `${this.name}_sum`,
+          exemplar: undefined,
+        },
+        {
+          labels: {},
+          sharedLabels: series.labels,
+          value: series.count,
+          metricName: `${this.name}_count`,
+          exemplar: undefined,
+        },
+      );
+    }
+    return { name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator };
+  }
+
+  /** As JSON (registry.getMetricsAsJSON): each value's labels with its series' labels. */
+  async get() {
+    const data = await this.getForPromString();
+    return {
+      ...data,
+      values: data.values.map(({ labels, sharedLabels, ...value }) => ({
+        ...value,
+        labels: { ...labels, ...sharedLabels },
+      })),
+    };
+  }
+
+  reset() {
+    for (const series of this.#series) {
+      series.buckets.fill(0);
+      series.sum = 0;
+      series.count = 0;
+    }
+  }
+}
+
+/** Each route's series, by status and method (few of each), created at their first answer. */
+function routeRecorder(duration: DurationHistogram, route: string) {
+  const byStatus = new Map<number, Map<string, Series>>();
+  return (method: string, statusCode: number, seconds: number) => {
+    let byMethod = byStatus.get(statusCode);
+    if (byMethod === undefined) {
+      byMethod = new Map();
+      byStatus.set(statusCode, byMethod);
+    }
+    let series = byMethod.get(method);
+    if (series === undefined) {
+      series = duration.series(method, route, statusCode);
+      byMethod.set(method, series);
+    }
+    duration.observe(series, seconds);
+  };
+}
+
 export function registerMetrics(app: FastifyInstance, service: string): AppMetrics {
   const metrics = createMetrics(service);
-  const duration = metrics.histogram(
-    "http_request_duration_seconds",
-    "HTTP request duration by method, route and status.",
-    ["method", "route", "status_code"],
-    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
-  );
-  // One bound child per method, route and status: observing through a labels object hashes
-  // the labels on every request.
-  const children = new Map<string, ReturnType<typeof duration.labels>>();
+  const duration = new DurationHistogram();
+  metrics.registry.registerMetric(duration as unknown as Metric);
+  // Each route observes through a hook of its own, which knows its route: request.routeOptions
+  // builds a new object at every read. Answers no route matched are observed by the app's hook.
+  app.addHook("onRoute", (route) => {
+    const record = routeRecorder(duration, route.url);
+    const own =
+      route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
+    route.onResponse = [
+      ...own,
+      (request, reply, done) => {
+        record(request.method, reply.statusCode, reply.elapsedTime / 1000);
+        done();
+      },
+    ];
+  });
+  const unmatched = routeRecorder(duration, "unmatched");
   app.addHook("onResponse", (request, reply, done) => {
-    const route = request.routeOptions.url ?? "unmatched";
-    const key = `${reply.statusCode} ${request.method} ${route}`;
-    let child = children.get(key);
-    if (child === undefined) {
-      child = duration.labels({ method: request.method, route, status_code: String(reply.statusCode) });
-      children.set(key, child);
-    }
-    child.observe(reply.elapsedTime / 1000);
+    if (request.is404) unmatched(request.method, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
   app.get("/metrics", async (_request, reply) => {
