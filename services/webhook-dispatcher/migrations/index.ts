@@ -9,6 +9,7 @@ import * as intakeClaims from "./2026_12_11_0006_intake_claims.ts";
 import * as hotPathWithoutForeignKeys from "./2026_12_11_0007_hot_path_without_foreign_keys.ts";
 import * as queueWalks from "./2026_12_12_0008_queue_walks.ts";
 import * as fewerMessageIndexes from "./2026_12_12_0009_fewer_message_indexes.ts";
+import * as slotsKeepTheirQueues from "./2026_12_12_0010_slots_keep_their_queues.ts";
 
 export const SCHEMA = "webhooks";
 
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   "2026_12_11_0007_hot_path_without_foreign_keys": hotPathWithoutForeignKeys,
   "2026_12_12_0008_queue_walks": queueWalks,
   "2026_12_12_0009_fewer_message_indexes": fewerMessageIndexes,
+  "2026_12_12_0010_slots_keep_their_queues": slotsKeepTheirQueues,
 };

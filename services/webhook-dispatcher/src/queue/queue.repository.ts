@@ -101,14 +101,17 @@ export async function relaxDurability(tx: Db): Promise<void> {
 }
 
 /**
- * One worker cycle in one round trip (`finish_and_claim`, migration 0002): leases due heads of
- * enabled endpoints for the free slots, oldest first (see `claim_due`), then records the
- * delivered attempts and moves their queues to the next heads. Commits relaxed (see
- * relaxDurability).
+ * One worker cycle in one round trip (`finish_and_claim`, migrations 0002 and 0010): leases due
+ * heads of enabled endpoints for the free slots, oldest first (see `claim_due`), then records the
+ * delivered attempts and leases the next message of each of their queues to the slot that
+ * delivered (`continue_queues`); the other queues move to their next heads. Returns both kinds of
+ * leased messages. Commits relaxed (see relaxDurability).
  */
 export async function finishAndClaim(
   db: Db,
   delivered: DeliveredAttempt[],
+  /** The slots (lease tokens) to continue with the next message of their queues. */
+  continuing: ReadonlySet<string>,
   options: ClaimOptions,
 ): Promise<ClaimedMessage[]> {
   const column = <T>(pick: (d: DeliveredAttempt) => T) => delivered.map(pick);
@@ -118,6 +121,7 @@ export async function finishAndClaim(
       ${column((d) => d.message.endpoint_id)}::uuid[], ${column((d) => d.message.delivery_id)}::bigint[],
       ${column((d) => d.message.attempts + 1)}::int[], ${column((d) => d.attemptedAt.toISOString())}::timestamptz[],
       ${column((d) => d.durationMs)}::int[], ${column((d) => d.statusCode)}::int[],
+      ${column((d) => (continuing.has(d.message.lease_token) ? d.message.lease_token : null))}::uuid[],
       ${options.slots}::int, ${options.perEndpoint}::int, ${options.perSlot}::int, ${options.leaseMs}::float8,
       ${options.stepMs}::float8)
   `.execute(db);

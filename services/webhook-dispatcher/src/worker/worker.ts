@@ -11,7 +11,9 @@
  * leases heads for the free slots. Attempts that finish while a cycle runs are recorded together
  * by the next (group commit), so the cost per webhook falls as the load rises. A slot done, new
  * intake or a replay starts a cycle at once; otherwise due retries are looked for every poll
- * interval. Failed attempts, rare, are recorded in a transaction of their own.
+ * interval. A slot keeps its queues: recording a message delivered leases the next message of
+ * its queue to the same slot, answered by the same round trip. Failed attempts, rare, are
+ * recorded in a transaction of their own.
  */
 import { tracingEnabled } from "@dos/service-kit";
 import type { Kysely } from "kysely";
@@ -91,8 +93,9 @@ export function createWorker(options: WorkerOptions): Worker {
   const finished: AttemptInput[] = [];
   /** Messages leased and left unsent (stopping, or a stalled slot); their leases are given back. */
   const unsent: ClaimedMessage[] = [];
-  /** Slots sending (one POST at a time each). */
+  /** Slots sending (one POST at a time each), and their lease tokens. */
   let sending = 0;
+  const slotsSending = new Set<string>();
   /** Slots promised to the claim of the cycle running. */
   let reserved = 0;
   let cycling = false;
@@ -172,15 +175,28 @@ export function createWorker(options: WorkerOptions): Worker {
       }));
     const slots = free();
     if (delivered.length === 0 && slots === 0) return;
+    // The slots that delivered keep their queues: the next message of each goes out in the same
+    // slot (continue_queues, migration 0010), so those slots are not offered to new queues. Only
+    // a slot done sending, with no attempt left for a later cycle, is continued: a slot never
+    // sends two messages at once.
+    const later = new Set(finished.map((input) => input.message.lease_token));
+    const continuing = new Set(
+      delivered.map((d) => d.message.lease_token).filter((token) => !slotsSending.has(token) && !later.has(token)),
+    );
+    const newSlots = Math.max(0, slots - continuing.size);
     reserved += slots;
     try {
       const claimedAt = performance.now();
-      const claimed = await withRetries(delivered.length, () => finishAndClaim(db, delivered, claimOptions(slots)));
+      const claimed = await withRetries(delivered.length, () =>
+        finishAndClaim(db, delivered, continuing, claimOptions(newSlots)),
+      );
       if (!claimed) return;
       for (const attempt of delivered) metrics.observeAttempt("delivered", attempt.durationMs);
-      const opened = await openSlots(claimed, claimedAt);
-      // Slots freed by this cycle are claimed by the next; every free slot filled: more may be due.
-      if (delivered.length > 0 || (slots > 0 && opened >= slots)) woken = true;
+      await openSlots(claimed, claimedAt);
+      const opened = new Set(claimed.filter((m) => !continuing.has(m.lease_token)).map((m) => m.lease_token)).size;
+      // A slot whose queues had no next message is free again and claims in the next cycle;
+      // every offered slot filled: more may be due.
+      if (delivered.length > 0 || (newSlots > 0 && opened >= newSlots)) woken = true;
     } finally {
       // The slots opened count as sending by now.
       reserved -= slots;
@@ -230,7 +246,9 @@ export function createWorker(options: WorkerOptions): Worker {
 
   /** POSTs a slot's messages one after the other. */
   async function runSlot(messages: ClaimedMessage[], claimedAt: number, traces?: Map<string, string>) {
+    const token = messages[0]?.lease_token ?? "";
     sending++;
+    slotsSending.add(token);
     try {
       for (const [i, message] of messages.entries()) {
         // The lease must outlast this POST with a second to spare for its recording; if it may
@@ -251,6 +269,7 @@ export function createWorker(options: WorkerOptions): Worker {
       }
     } finally {
       sending--;
+      slotsSending.delete(token);
       if (slotsDone++ === 0) slotsDoneSince = performance.now();
       kick();
     }
