@@ -193,10 +193,12 @@ export function createWorker(options: WorkerOptions): Worker {
       if (!claimed) return;
       for (const attempt of delivered) metrics.observeAttempt("delivered", attempt.durationMs);
       await openSlots(claimed, claimedAt);
-      const opened = new Set(claimed.filter((m) => !continuing.has(m.lease_token)).map((m) => m.lease_token)).size;
-      // A slot whose queues had no next message is free again and claims in the next cycle;
-      // every offered slot filled: more may be due.
-      if (delivered.length > 0 || (newSlots > 0 && opened >= newSlots)) woken = true;
+      const tokens = new Set(claimed.map((m) => m.lease_token));
+      const opened = [...tokens].filter((token) => !continuing.has(token)).length;
+      // A slot that delivered and goes on with no next message has freed its place at the
+      // endpoint: the next cycle claims for it at once. Every offered slot filled: more may be due.
+      const freed = [...new Set(delivered.map((d) => d.message.lease_token))].some((token) => !tokens.has(token));
+      if (freed || (newSlots > 0 && opened >= newSlots)) woken = true;
     } finally {
       // The slots opened count as sending by now.
       reserved -= slots;
