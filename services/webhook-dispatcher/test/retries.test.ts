@@ -130,6 +130,30 @@ describe("retries, dead letters and endpoint health", () => {
     }
   });
 
+  test("a failure inside a run of one delivery's events holds back the rest of the run until it succeeds", async () => {
+    const account = ++accountId;
+    // The first event is slow, so the other four are queued behind it and go out as one run of
+    // the slot that delivered it; the third fails once.
+    const receiver = await startReceiver((request, all) => {
+      const tries = all.filter((r) => r.id === request.id).length;
+      if (request.sequence === 1) return { status: 200, delayMs: 150 };
+      return { status: request.sequence === 3 && tries < 2 ? 503 : 200 };
+    });
+    try {
+      await createEndpoint(dispatcher, account, receiver.url);
+      for (const sequence of [1, 2, 3, 4, 5]) {
+        await dispatcher.publish(makeEvent({ accountId: account, deliveryId: 8151, sequence }));
+      }
+      await waitFor(async () => receiver.received.length >= 6, 10_000, "five events and one retry");
+      assert.deepEqual(
+        receiver.received.map((r) => r.sequence),
+        [1, 2, 3, 3, 4, 5],
+      );
+    } finally {
+      await receiver.close();
+    }
+  });
+
   test("after the last attempt the event is dead-lettered, visible, counted, and the next event goes", async () => {
     const account = ++accountId;
     const receiver = await startReceiver((request) => ({ status: request.sequence === 1 ? 500 : 200 }));

@@ -251,6 +251,9 @@ export function createWorker(options: WorkerOptions): Worker {
     const token = messages[0]?.lease_token ?? "";
     sending++;
     slotsSending.add(token);
+    /** Queues whose message in this slot was not delivered: their later messages wait. */
+    const halted = new Set<string>();
+    const queueOf = (message: ClaimedMessage) => `${message.endpoint_id}/${message.delivery_id}`;
     try {
       for (const [i, message] of messages.entries()) {
         // The lease must outlast this POST with a second to spare for its recording; if it may
@@ -260,11 +263,19 @@ export function createWorker(options: WorkerOptions): Worker {
           unsent.push(...messages.slice(i));
           break;
         }
+        // A slot may hold a run of one queue (continue_queues): an event is never sent before
+        // the one before it in its delivery was delivered.
+        if (halted.has(queueOf(message))) {
+          unsent.push(message);
+          continue;
+        }
         try {
           const input = await deliver(message, traces?.get(message.event_id));
+          if (input.decision.outcome !== "delivered") halted.add(queueOf(message));
           if (finished.length === 0) finishedSince = performance.now();
           finished.push(input);
         } catch (error) {
+          halted.add(queueOf(message));
           logger.error({ err: error, message_id: message.id }, "webhook delivery failed");
         }
         kick();
