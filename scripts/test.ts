@@ -30,6 +30,14 @@ const typechecked =
   run("typecheck scripts", "npx", ["tsc", "-p", "tsconfig.json"]);
 if (!typechecked) failedChecks.push("typecheck");
 
+// Earlier runs' NATS namespaces (an hour old: no run still uses them) would pile up on a shared
+// server. Imported only now: the kit is built above.
+const { sweepTestNamespaces } = await import("@dos/service-kit/testing");
+const swept = await sweepTestNamespaces(infra.env.NATS_URL, 60 * 60 * 1000).catch((error: unknown) => {
+  process.stdout.write(`test: could not sweep old test namespaces from NATS: ${String(error)}\n`);
+  return 0;
+});
+if (swept > 0) process.stdout.write(`test: deleted ${swept} streams of earlier runs' test namespaces\n`);
 process.stdout.write("test: running tests\n");
 const code = await runNodeTests({
   cwd: root,
