@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import net, { type AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { Type } from "@sinclair/typebox";
 import { unprocessable } from "./errors.ts";
@@ -53,6 +54,25 @@ describe("the HTTP factory answers every bad request in the error shape", () => 
     const response = await post("/things", JSON.stringify({ name: "x".repeat(2000), count: 1 }));
     assert.equal(response.statusCode, 413);
     assert.deepEqual(response.json(), { errors: ["body must be at most 1024 bytes"] });
+  });
+
+  test("a client that reads only after sending a body far over the limit still gets the 413", async () => {
+    // Over a real socket: inject() has no kernel to reset the connection.
+    await app.listen({ host: "127.0.0.1", port: 0 });
+    const { port } = app.server.address() as AddressInfo;
+    const oversized = Buffer.alloc(4_000_000, "x");
+    const head = `POST /things HTTP/1.1\r\nHost: x\r\nConnection: close\r\ncontent-type: application/json\r\ncontent-length: ${oversized.length}\r\n\r\n`;
+    const answer = await new Promise<string>((resolve) => {
+      const socket = net.connect(port, "127.0.0.1");
+      const chunks: Buffer[] = [];
+      socket.pause();
+      socket.on("data", (chunk: Buffer) => chunks.push(chunk));
+      socket.on("error", () => {});
+      socket.on("close", () => resolve(Buffer.concat(chunks).toString("utf8")));
+      socket.write(Buffer.concat([Buffer.from(head), oversized]), () => socket.resume().end());
+    });
+    assert.match(answer, /^HTTP\/1\.1 413 /);
+    assert.match(answer, /\r\n\r\n\{"errors":\["body must be at most 1024 bytes"\]\}$/);
   });
 
   test("another content type → 415", async () => {

@@ -3,6 +3,7 @@
  * answers in the spec's error shape and never leaks a stack, the health and metrics routes.
  */
 import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import { createAjv } from "@dos/contracts";
 import Fastify, {
   type FastifyBaseLogger,
@@ -125,6 +126,15 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     done(problems.length > 0 ? new HttpError(422, problems) : undefined);
   });
 
+  // An answer given before the body was read (413, 404, 415...) must still reach the client: the
+  // rest of the body is read and dropped first (a lingering close). Otherwise the connection
+  // closes with the client's bytes unread, the kernel resets it, and a client that reads only
+  // once it has sent everything loses the answer (every time, measured: 20 of 20 413s lost).
+  app.addHook("onSend", (request, _reply, payload, done) => {
+    if (request.raw.complete) return done(null, payload);
+    void discardRestOfBody(request.raw).then(() => done(null, payload));
+  });
+
   app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, bodyLimit));
   app.setNotFoundHandler((request, reply) => {
     reply.code(404).send({ errors: [`route ${request.method} ${request.url.split("?")[0]} not found`] });
@@ -134,6 +144,29 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   const metrics = registerMetrics(app, options.service);
   registerHealthRoutes(app, options.lifecycle, options.checks);
   return { app, metrics };
+}
+
+/** The most of an unread body dropped, and the longest wait for it, before answering anyway. */
+const LINGER_MAX_BYTES = 64 * 1024 * 1024;
+const LINGER_MAX_MS = 2000;
+
+/** Reads and drops what is left of a request body; resolves at its end, or at a limit. */
+function discardRestOfBody(raw: IncomingMessage): Promise<void> {
+  return new Promise((resolve) => {
+    let bytes = 0;
+    const finish = () => {
+      clearTimeout(timer);
+      raw.off("data", onData).off("end", finish).off("close", finish).off("error", finish);
+      resolve();
+    };
+    const onData = (chunk: Buffer) => {
+      bytes += chunk.length;
+      if (bytes > LINGER_MAX_BYTES) finish();
+    };
+    const timer = setTimeout(finish, LINGER_MAX_MS);
+    raw.on("data", onData).once("end", finish).once("close", finish).once("error", finish);
+    raw.resume();
+  });
 }
 
 function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number) {
