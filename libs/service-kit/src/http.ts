@@ -131,8 +131,10 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // closes with the client's bytes unread, the kernel resets it, and a client that reads only
   // once it has sent everything loses the answer (every time, measured: 20 of 20 413s lost).
   app.addHook("onSend", (request, _reply, payload, done) => {
-    if (request.raw.complete) return done(null, payload);
-    void discardRestOfBody(request.raw).then(() => done(null, payload));
+    const raw = request.raw;
+    // readableEnded too: an injected request (light-my-request) never sets `complete`.
+    if (raw.complete || raw.readableEnded || raw.destroyed) return done(null, payload);
+    void discardRestOfBody(raw).then(() => done(null, payload));
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => sendError(error, request, reply, bodyLimit));
