@@ -47,3 +47,19 @@ export function natsServerPid(natsUrl: string): number | null {
   }
   return null;
 }
+
+/**
+ * CPU ms per unit of work of each party between two samples, and their sum, written
+ * "a 0.12 + b 0.30 = 0.42" (parties in the samples' order).
+ */
+export function formatCpuPerUnit<K extends string>(
+  before: Record<K, number>,
+  after: Record<K, number>,
+  units: number,
+): string {
+  const parties = (Object.keys(after) as K[]).map(
+    (key) => [key, (after[key] - before[key]) / Math.max(1, units)] as const,
+  );
+  const total = parties.reduce((sum, [, ms]) => sum + ms, 0);
+  return `${parties.map(([key, ms]) => `${key} ${ms.toFixed(2)}`).join(" + ")} = ${total.toFixed(2)}`;
+}

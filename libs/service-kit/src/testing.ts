@@ -9,7 +9,13 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import pg from "pg";
 
-export { backendsCpuMs, DATABASE_BACKENDS_SQL, natsServerPid, processCpuMs } from "./cpu-time.ts";
+export {
+  backendsCpuMs,
+  DATABASE_BACKENDS_SQL,
+  formatCpuPerUnit,
+  natsServerPid,
+  processCpuMs,
+} from "./cpu-time.ts";
 
 /** The infrastructure the test run resolved (scripts/test.ts sets these), else the local defaults. */
 export function testInfra() {
@@ -49,8 +55,7 @@ export async function sweepTestNamespaces(natsUrl: string, olderThanMs: number):
     const cutoff = Date.now() - olderThanMs;
     const stale: string[] = [];
     for await (const info of jsm.streams.list()) {
-      if (TEST_NAMESPACE_STREAM.test(info.config.name) && Date.parse(info.created) < cutoff)
-        stale.push(info.config.name);
+      if (isStaleTestStream(info.config.name, info.created, cutoff)) stale.push(info.config.name);
     }
     for (const name of stale) await jsm.streams.delete(name);
     return stale.length;

@@ -4,7 +4,13 @@
  * pricing process and the NATS server. On a shared 2-core machine requests/s move with the
  * neighbours' load; CPU per create does much less, so it says whether a change paid.
  */
-import { backendsCpuMs, DATABASE_BACKENDS_SQL, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
+import {
+  backendsCpuMs,
+  DATABASE_BACKENDS_SQL,
+  formatCpuPerUnit,
+  natsServerPid,
+  processCpuMs,
+} from "@dos/service-kit/testing";
 import type pg from "pg";
 
 export interface CpuSample {
@@ -30,10 +36,5 @@ export function createCpuMeter(pool: pg.Pool, pricingPid: number, natsUrl: strin
 
 /** CPU ms per request between two samples, per party. */
 export function cpuPerRequest(before: CpuSample, after: CpuSample, requests: number): string {
-  const per = (key: keyof CpuSample) => ((after[key] - before[key]) / Math.max(1, requests)).toFixed(2);
-  const total = (Object.keys(before) as Array<keyof CpuSample>).reduce(
-    (sum, key) => sum + (after[key] - before[key]) / Math.max(1, requests),
-    0,
-  );
-  return `CPU ms/create: api ${per("api")} + postgres ${per("postgres")} + pricing ${per("pricing")} + nats ${per("nats")} = ${total.toFixed(2)}`;
+  return `CPU ms/create: ${formatCpuPerUnit(before, after, requests)}`;
 }

@@ -5,7 +5,7 @@
  * machine webhooks/s move with the neighbours' load; CPU per webhook does much less, so it says
  * whether a change paid.
  */
-import { backendsCpuMs, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
+import { backendsCpuMs, formatCpuPerUnit, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
 import { type Kysely, sql } from "kysely";
 
 export interface CpuSample {
@@ -34,22 +34,7 @@ export function createCpuMeter<T>(db: Kysely<T>, natsUrl: string, pids: { receiv
   };
 }
 
-/** CPU ms per unit of work between two samples, per party and in all. */
-export function cpuPer(before: CpuSample, after: CpuSample, count: number): CpuSample & { total: number } {
-  const per = (key: keyof CpuSample) => (after[key] - before[key]) / Math.max(1, count);
-  const result = {
-    process: per("process"),
-    receiver: per("receiver"),
-    publisher: per("publisher"),
-    postgres: per("postgres"),
-    nats: per("nats"),
-  };
-  return { ...result, total: Object.values(result).reduce((sum, ms) => sum + ms, 0) };
-}
-
-export function formatCpu(cpu: CpuSample & { total: number }): string {
-  return (
-    `process ${cpu.process.toFixed(2)} + receiver ${cpu.receiver.toFixed(2)} + publisher ${cpu.publisher.toFixed(2)} + postgres ${cpu.postgres.toFixed(2)} + nats ${cpu.nats.toFixed(2)} = ` +
-    `${cpu.total.toFixed(2)} CPU ms`
-  );
+/** CPU ms per webhook (or POST) between two samples, per party and in all. */
+export function formatCpu(before: CpuSample, after: CpuSample, units: number): string {
+  return `${formatCpuPerUnit(before, after, units)} CPU ms`;
 }

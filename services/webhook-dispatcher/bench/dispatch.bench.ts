@@ -19,7 +19,7 @@ import { fileURLToPath } from "node:url";
 import { Agent } from "undici";
 import { createEndpoint, startTestDispatcher } from "../test/dispatcher.ts";
 import { ACCOUNT, benchEvents, EVENTS_PER_DELIVERY } from "./bench-events.ts";
-import { type CpuSample, cpuPer, createCpuMeter, formatCpu } from "./cpu-meter.ts";
+import { type CpuSample, createCpuMeter, formatCpu } from "./cpu-meter.ts";
 import type { PublisherReply, PublisherRequest } from "./publisher.ts";
 
 const BURST_DELIVERIES = 500;
@@ -167,7 +167,7 @@ const { publishedAt: steady } = await publish({
   perSecond: RATE_PER_SECOND,
 });
 await waitForArrivals(steady.length, 20_000);
-const steadyCpu = cpuPer(beforeSteady, await sampleCpu(), steady.length);
+const steadyCpu = formatCpu(beforeSteady, await sampleCpu(), steady.length);
 const latencies = steady
   .map(([id, publishedAt]) => (arrivals.get(id) ?? Number.NaN) - publishedAt)
   .sort((a, b) => a - b);
@@ -200,11 +200,11 @@ console.log(
 );
 const counted = ROUNDS * BURST_DELIVERIES * EVENTS_PER_DELIVERY;
 console.log(
-  `CPU per plain POST: ${formatCpu(cpuPer(zero, spent.plain, counted))} (client in this process, receiver in its own)`,
+  `CPU per plain POST: ${formatCpu(zero, spent.plain, counted)} (client in this process, receiver in its own)`,
 );
 console.log(
-  `CPU per webhook, bursts: ${formatCpu(cpuPer(zero, spent.dispatch, counted))} (dispatcher in this process; receiver and publisher in their own)`,
+  `CPU per webhook, bursts: ${formatCpu(zero, spent.dispatch, counted)} (dispatcher in this process; receiver and publisher in their own)`,
 );
-console.log(`CPU per webhook at ${RATE_PER_SECOND} events/s: ${formatCpu(steadyCpu)}`);
+console.log(`CPU per webhook at ${RATE_PER_SECOND} events/s: ${steadyCpu}`);
 console.log(`ratio: ${fixed(median(rounds.map((r) => r.dispatch / r.plain)), 2)}`);
 process.exit(0);

@@ -19,6 +19,10 @@
  * slots to continue (p_continue), only those that finished sending and whose every attempt the
  * cycle records. New queues are still claimed first in each cycle, so replicas share new
  * deliveries as before.
+ *
+ * finish_and_claim now records deliveries itself, because the runs must be leased between the
+ * record and the settling that record_delivered (migration 0002) does in one call; nothing calls
+ * record_delivered any more (0002's down drops it).
  */
 import { type Kysely, sql } from "kysely";
 

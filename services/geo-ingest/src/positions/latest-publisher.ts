@@ -108,26 +108,17 @@ export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
         const vehicle = deps.vehicle(row.vehicleExternalId);
         // A late (buffered) position must not replace a newer one as "latest".
         if (!vehicle || (vehicle.latest !== null && row.recordedMs <= vehicle.latest.recordedMs)) continue;
-        if (vehicle.latest === null) {
-          vehicle.latest = {
-            recordedMs: row.recordedMs,
-            receivedMs: row.receivedMs,
-            roundId: row.roundId,
-            provider: row.provider,
-            trackerId: row.trackerId,
-            latitude: row.latitude,
-            longitude: row.longitude,
-          };
-        } else {
-          const latest = vehicle.latest;
-          latest.recordedMs = row.recordedMs;
-          latest.receivedMs = row.receivedMs;
-          latest.roundId = row.roundId;
-          latest.provider = row.provider;
-          latest.trackerId = row.trackerId;
-          latest.latitude = row.latitude;
-          latest.longitude = row.longitude;
-        }
+        // The row's fields are copied into the vehicle's own object (made at its first position):
+        // holding the row would keep every request's row alive until the next one.
+        vehicle.latest ??= {} as LatestPosition;
+        const latest = vehicle.latest;
+        latest.recordedMs = row.recordedMs;
+        latest.receivedMs = row.receivedMs;
+        latest.roundId = row.roundId;
+        latest.provider = row.provider;
+        latest.trackerId = row.trackerId;
+        latest.latitude = row.latitude;
+        latest.longitude = row.longitude;
         if (!vehicle.latestMarked) {
           vehicle.latestMarked = true;
           marked.push(vehicle);

@@ -93,9 +93,8 @@ export function createWorker(options: WorkerOptions): Worker {
   const finished: AttemptInput[] = [];
   /** Messages leased and left unsent (stopping, or a stalled slot); their leases are given back. */
   const unsent: ClaimedMessage[] = [];
-  /** Slots sending (one POST at a time each), and their lease tokens. */
-  let sending = 0;
-  const slotsSending = new Set<string>();
+  /** The lease tokens of the slots sending (one POST at a time each). */
+  const sending = new Set<string>();
   /** Slots promised to the claim of the cycle running. */
   let reserved = 0;
   let cycling = false;
@@ -110,7 +109,7 @@ export function createWorker(options: WorkerOptions): Worker {
   let poller: NodeJS.Timeout | undefined;
   let stopped: (() => void) | undefined;
 
-  const free = () => (running ? Math.max(0, options.concurrency - sending - reserved) : 0);
+  const free = () => (running ? Math.max(0, options.concurrency - sending.size - reserved) : 0);
   const claimOptions = (slots: number): ClaimOptions => ({
     slots,
     perEndpoint: options.endpointConcurrency,
@@ -132,7 +131,7 @@ export function createWorker(options: WorkerOptions): Worker {
     if (cycling) return;
     clearTimeout(timer);
     const now = performance.now();
-    const gathered = slotsDone > 0 ? slotsDoneSince + (sending === 0 ? 0 : GATHER_MS) : Number.POSITIVE_INFINITY;
+    const gathered = slotsDone > 0 ? slotsDoneSince + (sending.size === 0 ? 0 : GATHER_MS) : Number.POSITIVE_INFINITY;
     const overdue = finished.length > 0 ? finishedSince + RECORD_WAIT_MS : Number.POSITIVE_INFINITY;
     if (now >= Math.min(gathered, overdue) || unsent.length > 0 || (woken && free() > 0)) {
       woken = false;
@@ -143,7 +142,7 @@ export function createWorker(options: WorkerOptions): Worker {
       });
     } else if (Math.min(gathered, overdue) < Number.POSITIVE_INFINITY) {
       timer = setTimeout(kick, Math.min(gathered, overdue) - now);
-    } else if (!running && sending === 0 && reserved === 0) {
+    } else if (!running && sending.size === 0 && reserved === 0) {
       stopped?.();
     }
   }
@@ -180,9 +179,8 @@ export function createWorker(options: WorkerOptions): Worker {
     // a slot done sending, with no attempt left for a later cycle, is continued: a slot never
     // sends two messages at once.
     const later = new Set(finished.map((input) => input.message.lease_token));
-    const continuing = new Set(
-      delivered.map((d) => d.message.lease_token).filter((token) => !slotsSending.has(token) && !later.has(token)),
-    );
+    const delivering = new Set(delivered.map((d) => d.message.lease_token));
+    const continuing = new Set([...delivering].filter((token) => !sending.has(token) && !later.has(token)));
     const newSlots = Math.max(0, slots - continuing.size);
     reserved += slots;
     try {
@@ -192,12 +190,11 @@ export function createWorker(options: WorkerOptions): Worker {
       );
       if (!claimed) return;
       for (const attempt of delivered) metrics.observeAttempt("delivered", attempt.durationMs);
-      await openSlots(claimed, claimedAt);
-      const tokens = new Set(claimed.map((m) => m.lease_token));
+      const tokens = await openSlots(claimed, claimedAt);
       const opened = [...tokens].filter((token) => !continuing.has(token)).length;
       // A slot that delivered and goes on with no next message has freed its place at the
       // endpoint: the next cycle claims for it at once. Every offered slot filled: more may be due.
-      const freed = [...new Set(delivered.map((d) => d.message.lease_token))].some((token) => !tokens.has(token));
+      const freed = [...delivering].some((token) => !tokens.has(token));
       if (freed || (newSlots > 0 && opened >= newSlots)) woken = true;
     } finally {
       // The slots opened count as sending by now.
@@ -205,8 +202,8 @@ export function createWorker(options: WorkerOptions): Worker {
     }
   }
 
-  /** Starts sending each slot of a claim; returns how many slots it opened. */
-  async function openSlots(claimed: ClaimedMessage[], claimedAt: number): Promise<number> {
+  /** Starts sending each slot of a claim; returns the lease tokens of the slots it opened. */
+  async function openSlots(claimed: ClaimedMessage[], claimedAt: number): Promise<Set<string>> {
     // Only when traced: one more read per claim for the events' stored trace contexts.
     const traces = tracingEnabled() && claimed.length > 0 ? await traceparentsOf(claimed) : undefined;
     const slots = Map.groupBy(claimed, (m) => m.lease_token);
@@ -217,7 +214,7 @@ export function createWorker(options: WorkerOptions): Worker {
         traces,
       );
     }
-    return slots.size;
+    return new Set(slots.keys());
   }
 
   /** Runs a database write, retried after a deadlock or an outage; null when it never succeeded. */
@@ -249,8 +246,7 @@ export function createWorker(options: WorkerOptions): Worker {
   /** POSTs a slot's messages one after the other. */
   async function runSlot(messages: ClaimedMessage[], claimedAt: number, traces?: Map<string, string>) {
     const token = messages[0]?.lease_token ?? "";
-    sending++;
-    slotsSending.add(token);
+    sending.add(token);
     /** Queues whose message in this slot was not delivered: their later messages wait. */
     const halted = new Set<string>();
     const queueOf = (message: ClaimedMessage) => `${message.endpoint_id}/${message.delivery_id}`;
@@ -281,8 +277,7 @@ export function createWorker(options: WorkerOptions): Worker {
         kick();
       }
     } finally {
-      sending--;
-      slotsSending.delete(token);
+      sending.delete(token);
       if (slotsDone++ === 0) slotsDoneSince = performance.now();
       kick();
     }
