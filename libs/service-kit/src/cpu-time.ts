@@ -16,12 +16,18 @@ export function processCpuMs(pid: number): number {
   }
 }
 
-/** The pids of the PostgreSQL backends serving the current database, but the one asking. */
-export const DATABASE_BACKENDS_SQL =
-  "select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()";
-
-/** CPU ms used so far by the PostgreSQL backends listed by DATABASE_BACKENDS_SQL. */
-export function backendsCpuMs(rows: ReadonlyArray<{ pid: number }>): number {
+/**
+ * CPU ms used so far by the PostgreSQL backends serving the database that `query` runs on. The
+ * backend asking is left out unless `includeAsking`: it is counted only when the query runs on
+ * one of the measured service's own pooled connections.
+ */
+export async function databaseBackendsCpuMs(
+  query: (text: string) => Promise<{ rows: ReadonlyArray<{ pid: number }> }>,
+  includeAsking = false,
+): Promise<number> {
+  const { rows } = await query(
+    `select pid from pg_stat_activity where datname = current_database()${includeAsking ? "" : " and pid <> pg_backend_pid()"}`,
+  );
   return rows.reduce((sum, { pid }) => sum + processCpuMs(pid), 0);
 }
 

@@ -9,13 +9,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import pg from "pg";
 
-export {
-  backendsCpuMs,
-  DATABASE_BACKENDS_SQL,
-  formatCpuPerUnit,
-  natsServerPid,
-  processCpuMs,
-} from "./cpu-time.ts";
+export { databaseBackendsCpuMs, formatCpuPerUnit, natsServerPid, processCpuMs } from "./cpu-time.ts";
 
 /** The infrastructure the test run resolved (scripts/test.ts sets these), else the local defaults. */
 export function testInfra() {

@@ -4,13 +4,7 @@
  * pricing process and the NATS server. On a shared 2-core machine requests/s move with the
  * neighbours' load; CPU per create does much less, so it says whether a change paid.
  */
-import {
-  backendsCpuMs,
-  DATABASE_BACKENDS_SQL,
-  formatCpuPerUnit,
-  natsServerPid,
-  processCpuMs,
-} from "@dos/service-kit/testing";
+import { databaseBackendsCpuMs, formatCpuPerUnit, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
 import type pg from "pg";
 
 export interface CpuSample {
@@ -23,11 +17,11 @@ export interface CpuSample {
 export function createCpuMeter(pool: pg.Pool, pricingPid: number, natsUrl: string) {
   const natsPid = natsServerPid(natsUrl);
   return async function sample(): Promise<CpuSample> {
-    const { rows } = await pool.query<{ pid: number }>(DATABASE_BACKENDS_SQL);
+    const postgres = await databaseBackendsCpuMs((text) => pool.query<{ pid: number }>(text));
     const usage = process.cpuUsage();
     return {
       api: (usage.user + usage.system) / 1000,
-      postgres: backendsCpuMs(rows),
+      postgres,
       pricing: processCpuMs(pricingPid),
       nats: natsPid === null ? 0 : processCpuMs(natsPid),
     };

@@ -6,8 +6,7 @@ import { fileURLToPath } from "node:url";
 import { ensureTopology, fleetKey, natsNames } from "@dos/contracts";
 import { connectNats, createLogger, type Database, type NatsHandle } from "@dos/service-kit";
 import {
-  backendsCpuMs,
-  DATABASE_BACKENDS_SQL,
+  databaseBackendsCpuMs,
   randomNamespace,
   type TestDatabase,
   testInfra,
@@ -87,9 +86,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadRound> {
 }
 
 /** CPU time (ms) used so far by the PostgreSQL backends serving a database (Linux /proc, 100 Hz ticks). */
-export async function postgresCpuMs(pool: Database<unknown>["pool"]): Promise<number> {
-  const { rows } = await pool.query<{ pid: number }>(DATABASE_BACKENDS_SQL);
-  return backendsCpuMs(rows);
+export function postgresCpuMs(pool: Database<unknown>["pool"]): Promise<number> {
+  return databaseBackendsCpuMs((text) => pool.query<{ pid: number }>(text));
 }
 
 /**

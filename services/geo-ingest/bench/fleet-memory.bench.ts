@@ -1,8 +1,9 @@
 /**
  * Memory of geo-ingest with 100,000 vehicles in the FLEET bucket: the service runs as its own
- * process, as `npm start` runs it (built first by the bench script; see startService), loads the bucket, then receives positions for 10 s spread over every
- * vehicle (so the rate limiter and the latest-position map hold them too). Prints the
- * process's resident memory (VmRSS) after the load and after the traffic, and its peak (VmHWM).
+ * process, as `npm start` runs it (built first by the bench script; see startService), loads
+ * the bucket, then receives positions for 10 s spread over every vehicle (so the rate limiter
+ * and each vehicle's latest position hold them too). Prints the process's resident memory
+ * (VmRSS) after the load and after the traffic, and its peak (VmHWM).
  */
 import { readFileSync } from "node:fs";
 import { benchInfra, runLoad, seedFleet, startService } from "./bench-kit.ts";

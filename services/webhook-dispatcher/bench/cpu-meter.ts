@@ -1,11 +1,11 @@
 /**
  * CPU time spent by each party during a stretch of the benchmark, from Linux /proc (10 ms
  * ticks) and process.cpuUsage(): this process (the dispatcher), the receiver's and the
- * publisher's processes, the PostgreSQL backends of the dispatcher's database and the NATS server. On a shared 2-core
- * machine webhooks/s move with the neighbours' load; CPU per webhook does much less, so it says
- * whether a change paid.
+ * publisher's processes, the PostgreSQL backends of the dispatcher's database and the NATS
+ * server. On a shared 2-core machine webhooks/s move with the neighbours' load; CPU per webhook
+ * does much less, so it says whether a change paid.
  */
-import { backendsCpuMs, formatCpuPerUnit, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
+import { databaseBackendsCpuMs, formatCpuPerUnit, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
 import { type Kysely, sql } from "kysely";
 
 export interface CpuSample {
@@ -20,15 +20,13 @@ export function createCpuMeter<T>(db: Kysely<T>, natsUrl: string, pids: { receiv
   const natsPid = natsServerPid(natsUrl);
   return async function sample(): Promise<CpuSample> {
     // Every backend, the asking one too: it is one of the dispatcher's own pooled connections.
-    const { rows } = await sql<{ pid: number }>`
-      select pid from pg_stat_activity where datname = current_database()
-    `.execute(db);
+    const postgres = await databaseBackendsCpuMs((text) => sql.raw<{ pid: number }>(text).execute(db), true);
     const usage = process.cpuUsage();
     return {
       process: (usage.user + usage.system) / 1000,
       receiver: processCpuMs(pids.receiver),
       publisher: processCpuMs(pids.publisher),
-      postgres: backendsCpuMs(rows),
+      postgres,
       nats: natsPid === null ? 0 : processCpuMs(natsPid),
     };
   };

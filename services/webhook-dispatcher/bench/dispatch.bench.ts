@@ -19,6 +19,7 @@ import { fileURLToPath } from "node:url";
 import { Agent } from "undici";
 import { createEndpoint, startTestDispatcher } from "../test/dispatcher.ts";
 import { ACCOUNT, benchEvents, EVENTS_PER_DELIVERY } from "./bench-events.ts";
+import { epochMs } from "./clock.ts";
 import { type CpuSample, createCpuMeter, formatCpu } from "./cpu-meter.ts";
 import type { PublisherReply, PublisherRequest } from "./publisher.ts";
 
@@ -27,7 +28,6 @@ const PLAIN_CONCURRENCY = Number(process.env.BENCH_PLAIN_CONCURRENCY ?? 1);
 const RATE_PER_SECOND = 200;
 const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const epochMs = () => performance.timeOrigin + performance.now();
 
 // The receiver reports when each webhook-id first arrived, in batches.
 const arrivals = new Map<string, number>();

@@ -10,6 +10,7 @@ import { type DeliveryEvent, natsNames } from "@dos/contracts";
 import { connectNats, createLogger } from "@dos/service-kit";
 import { jetstream } from "@nats-io/jetstream";
 import { benchEvents } from "./bench-events.ts";
+import { epochMs } from "./clock.ts";
 
 export type PublisherRequest = { first: number; deliveries: number } & (
   | { kind: "burst" }
@@ -25,7 +26,6 @@ const { nc } = await connectNats(
   createLogger("bench-publisher", "warn"),
 );
 const js = jetstream(nc);
-const epochMs = () => performance.timeOrigin + performance.now();
 
 const publish = (event: DeliveryEvent) =>
   js.publish(names.subjects.deliveryEvent(event.account_id, event.delivery_id, event.type), JSON.stringify(event), {

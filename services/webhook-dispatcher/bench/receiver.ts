@@ -7,8 +7,8 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { epochMs } from "./clock.ts";
 
-const now = () => performance.timeOrigin + performance.now();
 const seen = new Set<string>();
 let fresh: Array<[string, number]> = [];
 
@@ -18,7 +18,7 @@ const server = http.createServer((request, response) => {
     const id = request.headers["webhook-id"];
     if (typeof id === "string" && !seen.has(id)) {
       seen.add(id);
-      fresh.push([id, now()]);
+      fresh.push([id, epochMs()]);
     }
     response.writeHead(204).end();
   });

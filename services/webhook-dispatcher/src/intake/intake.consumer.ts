@@ -4,7 +4,6 @@
  * a database failure naks it for redelivery, a malformed event is terminated. The consume()
  * call runs inside an outer loop that re-creates it after any failure.
  */
-
 import { compileValidator, DeliveryEvent as DeliveryEventSchema, natsNames, SERVICE_NAMES } from "@dos/contracts";
 import {
   contextFromNatsHeaders,
