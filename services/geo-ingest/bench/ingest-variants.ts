@@ -1,10 +1,12 @@
 /**
- * The four servers the ingest benchmark compares, each listening on its own loopback port:
- * the bare Fastify ceiling, the kit's app doing nothing, geo-ingest, and a naive variant.
- * geo-ingest runs as its own process, as `npm start` runs it in production (its V8 flags
- * included); the others are routes in the benchmark's process.
+ * The servers the ingest benchmark compares, each listening on its own loopback port: the bare
+ * Fastify ceiling, node:http with no framework (the floor of any Node server), the kit's app
+ * doing nothing, geo-ingest, and a naive variant. geo-ingest runs as its own process, as
+ * `npm start` runs it in production (its V8 flags included); the others are servers of the
+ * benchmark's process.
  */
-import { GeolocationInput, SERVICE_NAMES } from "@dos/contracts";
+import http from "node:http";
+import { createAjv, GeolocationInput, SERVICE_NAMES } from "@dos/contracts";
 import { createHttpApp, createLifecycle, createLogger, type Database } from "@dos/service-kit";
 import { processCpuMs } from "@dos/service-kit/testing";
 import { Type } from "@sinclair/typebox";
@@ -28,21 +30,32 @@ export interface Variant {
   close(): Promise<void>;
 }
 
+type InProcessFields = Pick<Variant, "key" | "name" | "prefix" | "stores">;
+
 /** A variant served by a Fastify app in this process. */
-async function inProcess(fields: Pick<Variant, "key" | "name" | "prefix" | "stores">, app: FastifyInstance) {
+async function inProcess(fields: InProcessFields, app: FastifyInstance) {
   await app.listen({ host: "127.0.0.1", port: 0 });
-  const address = app.server.address();
-  const variant: Variant = {
+  return inProcessVariant(fields, app.server, {
+    metrics: async () => (await app.inject({ method: "GET", url: "/metrics" })).body,
+    close: () => app.close(),
+  });
+}
+
+function inProcessVariant(
+  fields: InProcessFields,
+  server: http.Server,
+  served: Pick<Variant, "metrics" | "close">,
+): Variant {
+  const address = server.address();
+  return {
     ...fields,
+    ...served,
     port: typeof address === "object" && address ? address.port : 0,
     cpuMs() {
       const cpu = process.cpuUsage();
       return (cpu.user + cpu.system) / 1000;
     },
-    metrics: async () => (await app.inject({ method: "GET", url: "/metrics" })).body,
-    close: () => app.close(),
   };
-  return variant;
 }
 
 const ROUTE = "/external/vehicles/:vehicle_id/geolocations";
@@ -55,6 +68,41 @@ export function bareVariant(): Promise<Variant> {
   const app = Fastify({ logger: false });
   app.post(ROUTE, { schema }, (_request, reply) => reply.code(200).send());
   return inProcess({ key: "bare", name: "bare Fastify route", prefix: "BENCH-", stores: false }, app);
+}
+
+const ROUTE_PATH = /^\/external\/vehicles\/[^/]+\/geolocations$/;
+
+/**
+ * The floor under any Node.js server: node:http matching the path, parsing the JSON body and
+ * checking it against the same schema (the kit's Ajv), with no framework. What a server built
+ * on node:http spends before doing any work of its own.
+ */
+export async function rawVariant(): Promise<Variant> {
+  const validate = createAjv().compile(GeolocationInput);
+  const server = http.createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => {
+      let status = 404;
+      if (request.method === "POST" && ROUTE_PATH.test(request.url ?? "")) {
+        try {
+          status = validate(JSON.parse(Buffer.concat(chunks).toString("utf8"))) ? 200 : 400;
+        } catch {
+          status = 400;
+        }
+      }
+      response.writeHead(status, { "content-length": "0" }).end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return inProcessVariant({ key: "raw", name: "node:http, no framework", prefix: "BENCH-", stores: false }, server, {
+    metrics: async () => "",
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  });
 }
 
 /** The service kit's HTTP app (request ids, metrics, error handler) with a route that does nothing. */

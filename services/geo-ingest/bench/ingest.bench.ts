@@ -1,6 +1,8 @@
 /**
- * geo-ingest against its ceiling, in one run on this machine (≈ 55 s):
+ * geo-ingest against its ceiling, in one run on this machine (≈ 70 s):
  *   bare       — a Fastify route with the same body schema that answers 200 and does nothing;
+ *   raw        — node:http with no framework: the same path match, JSON parse and schema check,
+ *                the floor under any Node server (what a framework-free hot path could reach);
  *   kit        — the service kit's HTTP app with the same do-nothing route: what every service
  *                pays before doing any work (request ids, metrics, logging, error handling);
  *   geo-ingest — the service as `npm start` runs it (its own process, the start script's V8
@@ -16,12 +18,19 @@
  * Last line: `ratio: <geo-ingest/bare> lost: <n>`.
  *
  * BENCH_CONNECTIONS (128), BENCH_ROUNDS (4), BENCH_ROUND_MS (2500) and BENCH_VARIANTS
- * (bare,kit,geo,naive) change the run; GEO_* variables change geo-ingest's configuration.
+ * (bare,raw,kit,geo,naive) change the run; GEO_* variables change geo-ingest's configuration.
  */
 import { createDatabase } from "@dos/service-kit";
 import { SCHEMA } from "../migrations/index.ts";
 import { benchInfra, postgresCpuMs, runLoad, seedFleet } from "./bench-kit.ts";
-import { bareVariant, geoIngestVariant, kitVariant, naiveVariant, type Variant } from "./ingest-variants.ts";
+import {
+  bareVariant,
+  geoIngestVariant,
+  kitVariant,
+  naiveVariant,
+  rawVariant,
+  type Variant,
+} from "./ingest-variants.ts";
 import { type LoadResult, type LoadRound, mergeRounds } from "./load-generator.ts";
 
 const VEHICLES = 10_000;
@@ -31,7 +40,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const ROUND_MS = Number(process.env.BENCH_ROUND_MS ?? 2500);
 const FIRST_WARMUP_MS = 1000;
 const WARMUP_MS = 300;
-const SELECTED = new Set((process.env.BENCH_VARIANTS ?? "bare,kit,geo,naive").split(","));
+const SELECTED = new Set((process.env.BENCH_VARIANTS ?? "bare,raw,kit,geo,naive").split(","));
 
 interface Run {
   variant: Variant;
@@ -50,6 +59,7 @@ try {
   await seedFleet(infra.kv, "BENCH-", VEHICLES, PROVIDER);
   const variants = [
     SELECTED.has("bare") && (await bareVariant()),
+    SELECTED.has("raw") && (await rawVariant()),
     SELECTED.has("kit") && (await kitVariant()),
     SELECTED.has("geo") && (await geoIngestVariant(infra)),
     SELECTED.has("naive") && (await naiveVariant(database, VEHICLES)),
