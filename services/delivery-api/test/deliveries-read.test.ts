@@ -162,6 +162,29 @@ describe("get and latest", () => {
       assert.deepEqual(json(response), { errors: [message] });
     }
   });
+
+  test("a delivery has one URL: its id written any other way names nothing, and nothing is changed", async () => {
+    const id = ids[0] as number;
+    for (const written of [`0${id}`, `${id}.0`, `${id}e0`, `0x${id.toString(16)}`, `%20${id}`, `+${id}`]) {
+      const shown = decodeURIComponent(written);
+      const read = await get(`/api/v2/deliveries/${written}`);
+      assert.deepEqual([read.statusCode, json(read)], [404, { errors: [`delivery ${shown} not found`] }], written);
+      const cancel = await bed.api.app.inject({
+        method: "PATCH",
+        url: `/api/v2/deliveries/${written}/cancel`,
+        headers: account.headers,
+      });
+      assert.deepEqual([cancel.statusCode, json(cancel)], [404, { errors: [`delivery ${shown} not found`] }], written);
+      const update = await bed.api.app.inject({
+        method: "PATCH",
+        url: `/api/v2/deliveries/${written}`,
+        headers: account.headers,
+        payload: { comments: 5 },
+      });
+      assert.deepEqual([update.statusCode, json(update)], [404, { errors: [`delivery ${shown} not found`] }], written);
+    }
+    assert.equal(json(await get(`/api/v2/deliveries/${id}`)).status, "saved");
+  });
 });
 
 describe("tenant isolation", () => {
