@@ -125,4 +125,21 @@ describe("the HTTP factory answers every bad request in the error shape", () => 
     assert.equal(response.statusCode, 404);
     assert.deepEqual(response.json(), { errors: ["route GET /nowhere not found"] });
   });
+
+  test("a path segment that is not valid percent-encoding → 400 in the error shape, with the request id", async () => {
+    const response = await app.inject({
+      method: "PATCH",
+      url: "/things/%ff/cancel",
+      headers: { "x-request-id": "r-1" },
+    });
+    assert.equal(response.statusCode, 400);
+    assert.equal(response.headers["x-request-id"], "r-1");
+    assert.deepEqual(response.json(), { errors: ["the URL's path is not valid percent-encoding"] });
+  });
+
+  test("a path segment over the router's limit → 414 in the error shape, without echoing it", async () => {
+    const response = await app.inject({ method: "PATCH", url: `/things/${"A".repeat(201)}/cancel` });
+    assert.equal(response.statusCode, 414);
+    assert.deepEqual(response.json(), { errors: ["a path segment is longer than 200 characters"] });
+  });
 });

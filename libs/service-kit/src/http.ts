@@ -81,7 +81,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     return503OnClosing: true,
     forceCloseConnections: "idle",
     clientErrorHandler,
-    routerOptions: { maxParamLength: 200, ignoreTrailingSlash: true },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH, ignoreTrailingSlash: true },
+    frameworkErrors: routerRefusal,
     schemaController: { compilersFactory: { buildSerializer: nullableUnionSerializer() } },
   });
 
@@ -169,6 +170,26 @@ function discardRestOfBody(raw: IncomingMessage): Promise<void> {
     raw.on("data", onData).once("end", finish).once("close", finish).once("error", finish);
     raw.resume();
   });
+}
+
+/** Longest path segment the router matches; a longer one is refused before any route runs. */
+const MAX_PARAM_LENGTH = 200;
+
+/**
+ * What the router refuses before any route or hook runs (so the request id header is set here):
+ * in the error shape like every other answer, and without echoing the path, which may be long
+ * or hostile. Fastify's own answers would be `{error, code, message, statusCode}`.
+ */
+function routerRefusal(error: FastifyError, request: FastifyRequest, reply: FastifyReply) {
+  reply.header("x-request-id", request.id);
+  if (error.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    return reply.code(414).send({ errors: [`a path segment is longer than ${MAX_PARAM_LENGTH} characters`] });
+  }
+  if (error.code === "FST_ERR_BAD_URL") {
+    return reply.code(400).send({ errors: ["the URL's path is not valid percent-encoding"] });
+  }
+  // Only an async route constraint, which no service uses, can fail otherwise: a server error.
+  return sendError(error, request, reply, 0);
 }
 
 function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number) {
