@@ -14,14 +14,12 @@
  *
  * The last line is `ratio: <dispatcher/plain>`, the median of the rounds' ratios.
  */
-import { fork } from "node:child_process";
-import { fileURLToPath } from "node:url";
 import { Agent } from "undici";
 import { createEndpoint, startTestDispatcher } from "../test/dispatcher.ts";
 import { ACCOUNT, benchEvents, EVENTS_PER_DELIVERY } from "./bench-events.ts";
+import { plainLoop, startPublisher, startReceiver } from "./bench-parties.ts";
 import { epochMs } from "./clock.ts";
 import { type CpuSample, createCpuMeter, formatCpu } from "./cpu-meter.ts";
-import type { PublisherReply, PublisherRequest } from "./publisher.ts";
 
 const BURST_DELIVERIES = 500;
 const PLAIN_CONCURRENCY = Number(process.env.BENCH_PLAIN_CONCURRENCY ?? 1);
@@ -30,18 +28,8 @@ const RATE_SECONDS = Number(process.env.BENCH_RATE_SECONDS ?? 10);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 // The receiver reports when each webhook-id first arrived, in batches.
-const arrivals = new Map<string, number>();
-let onArrival: (() => void) | undefined;
-const receiver = fork(fileURLToPath(new URL("./receiver.ts", import.meta.url)), { stdio: "inherit" });
-const receiverPort = await new Promise<number>((resolve, reject) => {
-  receiver.once("error", reject);
-  receiver.on("message", (message: { port?: number; arrivals?: Array<[string, number]> }) => {
-    if (message.port) resolve(message.port);
-    for (const [id, at] of message.arrivals ?? []) if (!arrivals.has(id)) arrivals.set(id, at);
-    if (message.arrivals) onArrival?.();
-  });
-});
-const url = `http://127.0.0.1:${receiverPort}/hooks`;
+const receiver = await startReceiver();
+const { arrivals, waitForArrivals, url } = receiver;
 
 const dispatcher = await startTestDispatcher({
   env: {
@@ -56,22 +44,12 @@ const dispatcher = await startTestDispatcher({
 });
 const config = dispatcher.config;
 await createEndpoint(dispatcher, ACCOUNT, url);
-const publisher = fork(
-  fileURLToPath(new URL("./publisher.ts", import.meta.url)),
-  [config.NATS_URL, dispatcher.namespace],
-  { stdio: "inherit" },
-);
-await new Promise((resolve) => publisher.once("message", resolve));
+const publisher = await startPublisher(config.NATS_URL, dispatcher.namespace);
+const { publish } = publisher;
 const sampleCpu = createCpuMeter(dispatcher.db, config.NATS_URL, {
-  receiver: receiver.pid as number,
-  publisher: publisher.pid as number,
+  receiver: receiver.process.pid as number,
+  publisher: publisher.process.pid as number,
 });
-/** Has the publisher publish the events; resolves once JetStream acknowledged them all. */
-const publish = (request: PublisherRequest) =>
-  new Promise<Extract<PublisherReply, { seconds: number }>>((resolve) => {
-    publisher.once("message", resolve);
-    publisher.send(request);
-  });
 
 /** CPU spent by each party in the counted rounds (difference of samples around each). */
 const zero: CpuSample = { process: 0, receiver: 0, publisher: 0, postgres: 0, nats: 0 };
@@ -79,19 +57,6 @@ const spent = { plain: { ...zero }, dispatch: { ...zero } };
 const addSpent = (total: CpuSample, before: CpuSample, after: CpuSample) => {
   for (const key of Object.keys(total) as Array<keyof CpuSample>) total[key] += after[key] - before[key];
 };
-
-const waitForArrivals = (count: number, timeoutMs: number) =>
-  new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`only ${arrivals.size} of ${count} webhooks arrived`)), timeoutMs);
-    onArrival = () => {
-      if (arrivals.size >= count) {
-        clearTimeout(timer);
-        onArrival = undefined;
-        resolve();
-      }
-    };
-    onArrival();
-  });
 
 let nextDelivery = 1;
 /** The next deliveries' range, never used before: every event id is new to the dispatcher. */
@@ -102,31 +67,13 @@ const deliveries = (count: number) => {
 };
 
 // 1 and 2 alternate in rounds, so that the load of a shared machine hits both alike.
-const origin = new URL(url).origin;
 const agent = new Agent({ keepAliveTimeout: 10_000 });
 
 /** 1. Plain loop: the same bodies POSTed by a keep-alive client, PLAIN_CONCURRENCY at a time. */
 async function plainRound(): Promise<number> {
   const range = deliveries(BURST_DELIVERIES);
   const bodies = benchEvents(range.first, range.deliveries).map((event) => JSON.stringify(event));
-  const started = performance.now();
-  let cursor = 0;
-  await Promise.all(
-    Array.from({ length: PLAIN_CONCURRENCY }, async () => {
-      while (cursor < bodies.length) {
-        const body = bodies[cursor++] as string;
-        const response = await agent.request({
-          origin,
-          path: "/hooks",
-          method: "POST",
-          headers: { "content-type": "application/json" },
-          body,
-        });
-        await response.body.dump();
-      }
-    }),
-  );
-  const rate = bodies.length / ((performance.now() - started) / 1000);
+  const rate = await plainLoop(agent, url, bodies, PLAIN_CONCURRENCY);
   arrivals.clear();
   return rate;
 }
@@ -175,8 +122,8 @@ const percentile = (p: number) =>
   latencies[Math.min(latencies.length - 1, Math.ceil((p / 100) * latencies.length) - 1)] ?? Number.NaN;
 
 await dispatcher.close();
-receiver.disconnect();
-publisher.disconnect();
+receiver.process.disconnect();
+publisher.process.disconnect();
 
 const fixed = (n: number, digits = 1) => n.toFixed(digits);
 console.log(
