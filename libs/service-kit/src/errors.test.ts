@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { compileValidator, DeliveryCreateInput } from "@dos/contracts";
+import { compileValidator, DeliveryCreateInput, WebhookCreateInput } from "@dos/contracts";
 import { fieldLabel, validationMessages } from "./errors.ts";
 
 const validateCreate = compileValidator(DeliveryCreateInput);
@@ -63,4 +63,15 @@ test("unknown fields, enum values and bad timestamps are named", () => {
 
 test("an empty package list asks for at least one entry", () => {
   assert.deepEqual(messagesFor({ dropoff: { ...slot, place }, packages: [] }), ["packages must have at least 1 entry"]);
+});
+
+test("a repeated entry names both entries, in words an integrator reads", () => {
+  const result = compileValidator(WebhookCreateInput)({
+    url: "https://example.com/hooks",
+    events: ["delivery.created", "delivery.updated", "delivery.created"],
+  });
+  assert.equal(result.ok, false, "the body was accepted");
+  assert.deepEqual(result.ok ? [] : validationMessages(result.errors), [
+    "events must not repeat an entry (events[0] and events[2] are the same)",
+  ]);
 });

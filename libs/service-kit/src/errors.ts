@@ -92,6 +92,9 @@ function messageFor(error: ErrorObject, root: string): string {
     case "const":
     case "enum":
       return `${label} must be one of ${allowedValues(error).join(", ")}`;
+    case "uniqueItems":
+      // ajv names the later entry i and the earlier one j.
+      return `${label} must not repeat an entry (${label}[${params.j}] and ${label}[${params.i}] are the same)`;
     case "anyOf":
       return `${label} ${unionDescription(error)}`;
     default:
