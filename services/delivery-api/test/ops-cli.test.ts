@@ -193,8 +193,15 @@ describe("operator CLI (npm run ops)", () => {
       ],
       [["zones", "add", "--account", "1", "75001:48.8"], /zone '75001:48.8' must be POSTAL_CODE:LATITUDE:LONGITUDE/],
       [["zones", "add", "--account", "1"], /give at least one zone/],
-      [["accounts", "delete"], /'accounts' needs one of: list, get, create, update \(got 'delete'\)/],
-      [["drones", "list"], /unknown command 'drones'/],
+      [
+        ["accounts", "delete"],
+        /'accounts' needs one of: list, get, create, update \(got 'delete'\)\nrun `npm run ops -- help` for usage\n$/,
+      ],
+      [["drones", "list"], /unknown command 'drones'\nrun `npm run ops -- help` for usage\n$/],
+      [
+        ["accounts", "get"],
+        /--account is required \(account id\)\nrun `npm run ops -- help accounts get` for usage\n$/,
+      ],
       [["tariffs", "create", "--account", "1", "--json", "{nope"], /--json is not valid JSON/],
       [["request", "FETCH", "/accounts"], /request needs a method first/],
     ];

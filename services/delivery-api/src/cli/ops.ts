@@ -41,9 +41,10 @@ export async function runOps(argv: string[], env: NodeJS.ProcessEnv, io: Io): Pr
     }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    io.err(
-      `ops: ${error.message}\nrun \`npm run ops -- help${resource === "request" ? " request" : ` ${resource} ${action ?? ""}`.trimEnd()}\` for usage\n`,
-    );
+    // The help of the command given, when there is one; the list of commands otherwise.
+    const name = resource === "request" ? "request" : `${resource} ${action ?? ""}`.trim();
+    const topic = name === "request" || COMMANDS[name] ? ` ${name}` : "";
+    io.err(`ops: ${error.message}\nrun \`npm run ops -- help${topic}\` for usage\n`);
     return EXIT.usage;
   }
   const token = env.OPS_TOKEN || (existsSync(TOKEN_FILE) ? readFileSync(TOKEN_FILE, "utf8").trim() : "");
