@@ -138,9 +138,35 @@ describe("tracking", () => {
     assert.equal(await storeEta(bed.api.db, task, new Date(), 30_000), false);
   });
 
-  test("unknown and not yet started links are 404", async () => {
+  test("unknown and not yet started links are 404: a page for the recipient's browser, JSON for the state", async () => {
     const unknown = await bed.api.app.inject({ method: "GET", url: "/track/AAAAAAAAAAAAAAAAAAAAAA" });
     assert.equal(unknown.statusCode, 404);
-    assert.deepEqual(unknown.json(), { errors: ["tracking link not found"] });
+    assert.match(String(unknown.headers["content-type"]), /^text\/html/);
+    assert.match(String(unknown.headers["content-security-policy"]), /default-src 'none'/);
+    assert.match(unknown.body, /<h1>This tracking link is not valid<\/h1>/);
+    assert.match(unknown.body, /once the messenger starts your delivery/);
+    const state = await bed.api.app.inject({ method: "GET", url: "/track/AAAAAAAAAAAAAAAAAAAAAA/state" });
+    assert.equal(state.statusCode, 404);
+    assert.deepEqual(state.json(), { errors: ["tracking link not found"] });
+  });
+
+  test("an expired link is 410: the page says so, the state says so in JSON", async () => {
+    const created = await createDelivery(bed.api, bed.account);
+    const d = await dispatch(ops, created.id, "VAN-EXPIRED");
+    await ops.post(`/rounds/${d.roundId}/start`);
+    await ops.post(`/tasks/${d.pickupTask}/start`);
+    // Completed long before any retention of tracking links.
+    const { tracking_token: token } = await bed.api.db
+      .updateTable("tasks")
+      .set({ completed_at: new Date(Date.now() - 400 * 24 * 3600 * 1000) })
+      .where("id", "=", d.pickupTask)
+      .returning("tracking_token")
+      .executeTakeFirstOrThrow();
+    const page = await bed.api.app.inject({ method: "GET", url: `/track/${token}` });
+    assert.equal(page.statusCode, 410);
+    assert.match(String(page.headers["content-type"]), /^text\/html/);
+    assert.match(page.body, /<h1>This tracking link has expired<\/h1>/);
+    const state = await bed.api.app.inject({ method: "GET", url: `/track/${token}/state` });
+    assert.deepEqual([state.statusCode, state.json()], [410, { errors: ["tracking link has expired"] }]);
   });
 });

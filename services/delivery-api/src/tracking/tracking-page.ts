@@ -9,19 +9,30 @@ export const TRACKING_CSP =
   "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
   "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-export const TRACKING_HTML = `<!doctype html>
+/** The document every tracking page shares around its main content. */
+function trackingDocument(title: string, main: string, script = ""): string {
+  return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
-<title>Your delivery</title>
+<title>${title}</title>
 <link rel="stylesheet" href="/track/assets/tracking.css">
 </head>
 <body>
 <main>
-<h1 id="title">Your delivery</h1>
+${main}
+</main>
+${script}</body>
+</html>
+`;
+}
+
+export const TRACKING_HTML = trackingDocument(
+  "Your delivery",
+  `<h1 id="title">Your delivery</h1>
 <p id="status" data-status="">Loading…</p>
 <p id="eta" hidden></p>
 <svg id="map" viewBox="0 0 400 300" role="img" aria-label="Map of the messenger and your address">
@@ -34,12 +45,25 @@ export const TRACKING_HTML = `<!doctype html>
 <h2>Proof of delivery</h2>
 <p id="accepted-by"></p>
 <div id="proof-images"></div>
-</section>
-</main>
-<script src="/track/assets/tracking.js"></script>
-</body>
-</html>
-`;
+</section>`,
+  `<script src="/track/assets/tracking.js"></script>
+`,
+);
+
+/**
+ * What a recipient's browser shows when the link cannot show a delivery: the page is opened from
+ * a text message, so it says in words what is wrong (the state route answers the same in JSON).
+ */
+export function trackingErrorHtml(status: 404 | 410): string {
+  const [title, text] =
+    status === 410
+      ? ["This tracking link has expired", "The delivery it followed was completed a while ago."]
+      : [
+          "This tracking link is not valid",
+          "Check that the whole link was opened. A link works once the messenger starts your delivery.",
+        ];
+  return trackingDocument(title, `<h1>${title}</h1>\n<p>${text}</p>`);
+}
 
 export const TRACKING_CSS = `
 body { font-family: system-ui, sans-serif; margin: 0; background: #f4f5f7; color: #1d2330; }

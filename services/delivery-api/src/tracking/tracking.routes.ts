@@ -10,7 +10,7 @@
 import { HttpError } from "@dos/service-kit";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { TrackingService } from "./tracking.service.ts";
-import { TRACKING_CSP, TRACKING_CSS, TRACKING_HTML, TRACKING_JS } from "./tracking-page.ts";
+import { TRACKING_CSP, TRACKING_CSS, TRACKING_HTML, TRACKING_JS, trackingErrorHtml } from "./tracking-page.ts";
 
 const HEARTBEAT_MS = 15_000;
 
@@ -42,9 +42,17 @@ export async function trackingRoutes(app: FastifyInstance, options: TrackingRout
   );
 
   app.get<{ Params: { token: string } }>("/track/:token", async (request, reply) => {
-    // An unknown or not yet started link is a 404, an expired one a 410.
-    await tracking.state(request.params.token);
-    return page(reply.header("cache-control", "no-store"), "text/html; charset=utf-8", TRACKING_HTML);
+    reply.header("cache-control", "no-store");
+    try {
+      await tracking.state(request.params.token);
+    } catch (error) {
+      // An unknown or not yet started link is a 404, an expired one a 410: said as a page.
+      if (error instanceof HttpError && (error.statusCode === 404 || error.statusCode === 410)) {
+        return page(reply.code(error.statusCode), "text/html; charset=utf-8", trackingErrorHtml(error.statusCode));
+      }
+      throw error;
+    }
+    return page(reply, "text/html; charset=utf-8", TRACKING_HTML);
   });
 
   app.get<{ Params: { token: string } }>("/track/:token/state", async (request, reply) => {
