@@ -5,7 +5,9 @@
  */
 import { randomBytes } from "node:crypto";
 import net from "node:net";
+import { natsNames } from "@dos/contracts";
 import { jetstreamManager } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import pg from "pg";
 
@@ -55,6 +57,16 @@ export async function sweepTestNamespaces(natsUrl: string, olderThanMs: number):
     return stale.length;
   } finally {
     await nc.close();
+  }
+}
+
+/** Deletes every stream and KV bucket of a namespace: a benchmark's or test's own, at its end. */
+export async function deleteNamespace(nc: NatsConnection, namespace: string): Promise<void> {
+  const jsm = await jetstreamManager(nc);
+  const names = natsNames(namespace);
+  const buckets = Object.values(names.buckets).map((bucket) => `KV_${bucket}`);
+  for (const stream of [...Object.values(names.streams), ...buckets]) {
+    await jsm.streams.delete(stream).catch(() => false);
   }
 }
 

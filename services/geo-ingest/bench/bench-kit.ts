@@ -7,6 +7,7 @@ import { ensureTopology, fleetKey, natsNames } from "@dos/contracts";
 import { connectNats, createLogger, type Database, type NatsHandle } from "@dos/service-kit";
 import {
   databaseBackendsCpuMs,
+  deleteNamespace,
   randomNamespace,
   type TestDatabase,
   testInfra,
@@ -43,16 +44,8 @@ export async function benchInfra(label: string): Promise<BenchInfra> {
     nats,
     kv,
     async close() {
-      // The benchmark's streams and bucket go with their namespace.
-      const jsm = await (await import("@nats-io/jetstream")).jetstreamManager(nats.nc);
-      const names = natsNames(namespace);
-      for (const stream of [
-        names.streams.deliveryEvents,
-        names.streams.vehiclePositions,
-        `KV_${names.buckets.fleet}`,
-      ]) {
-        await jsm.streams.delete(stream).catch(() => false);
-      }
+      // The benchmark's streams and buckets go with their namespace.
+      await deleteNamespace(nats.nc, namespace);
       await nats.drain();
       await database.drop();
     },

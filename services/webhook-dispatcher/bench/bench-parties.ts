@@ -1,7 +1,7 @@
 /**
  * The parties the dispatcher benchmarks share: the receiver process (a client's system) with the
- * arrivals it reports, the publisher process (delivery-api's relay), and the plain POST loop
- * every ratio is measured against.
+ * arrivals it reports, the publisher process (delivery-api's relay), the plain POST loop every
+ * ratio is measured against, and the median those ratios are reported by.
  */
 import { type ChildProcess, fork } from "node:child_process";
 import { fileURLToPath } from "node:url";
@@ -98,4 +98,9 @@ export async function plainLoop(agent: Agent, url: string, bodies: string[], con
     }),
   );
   return bodies.length / ((performance.now() - started) / 1000);
+}
+
+/** The middle value (the upper one of an even count): the benches' ratio over their rounds. */
+export function median(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
 }

@@ -17,7 +17,7 @@
 import { Agent } from "undici";
 import { createEndpoint, startTestDispatcher } from "../test/dispatcher.ts";
 import { ACCOUNT, benchEvents, EVENTS_PER_DELIVERY } from "./bench-events.ts";
-import { plainLoop, startPublisher, startReceiver } from "./bench-parties.ts";
+import { median, plainLoop, startPublisher, startReceiver } from "./bench-parties.ts";
 import { epochMs } from "./clock.ts";
 import { type CpuSample, createCpuMeter, formatCpu } from "./cpu-meter.ts";
 
@@ -104,7 +104,6 @@ for (let round = 0; round <= ROUNDS; round++) {
   addSpent(spent.dispatch, beforeBurst, afterBurst);
 }
 await agent.close();
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] as number;
 
 // 3. Dispatcher, steady 200 events/s: latency from publish to arrival.
 const beforeSteady = await sampleCpu();

@@ -12,12 +12,12 @@
  */
 import { ensureTopology, natsNames } from "@dos/contracts";
 import { connectNats, createDatabase, createLogger } from "@dos/service-kit";
-import { createTestDatabase, randomNamespace, testInfra } from "@dos/service-kit/testing";
+import { createTestDatabase, deleteNamespace, randomNamespace, testInfra } from "@dos/service-kit/testing";
 import { AckPolicy, DeliverPolicy, type JsMsg, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { Agent } from "undici";
 import { generateSecret, signedHeaders, signingKey } from "../src/signing/signing.ts";
 import { benchEvents } from "./bench-events.ts";
-import { plainLoop, startPublisher, startReceiver } from "./bench-parties.ts";
+import { median, plainLoop, startPublisher, startReceiver } from "./bench-parties.ts";
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const BURST_DELIVERIES = 500;
@@ -26,6 +26,7 @@ const ENDPOINT_ID = "00000000-0000-4000-8000-000000000001";
 
 const receiver = await startReceiver();
 const { arrivals, waitForArrivals, url } = receiver;
+const { origin, pathname } = new URL(url);
 
 const { natsUrl } = testInfra();
 const namespace = randomNamespace();
@@ -97,8 +98,8 @@ async function send(msg: JsMsg): Promise<void> {
   const attemptedAt = new Date();
   const started = performance.now();
   const response = await webhooks.request({
-    origin: new URL(url).origin,
-    path: new URL(url).pathname,
+    origin,
+    path: pathname,
     method: "POST",
     headers: { "content-type": "application/json", ...signedHeaders([key], eventId, body, attemptedAt) },
     body,
@@ -160,14 +161,8 @@ await consuming;
 await Promise.all([closePool(), webhooks.close(), plainAgent.close()]);
 await database.drop();
 // The namespace's streams and buckets go with it (ensureTopology made them for this run only).
-for (const stream of [
-  ...Object.values(names.streams),
-  ...Object.values(names.buckets).map((bucket) => `KV_${bucket}`),
-]) {
-  await jsm.streams.delete(stream).catch(() => false);
-}
+await deleteNamespace(nc, namespace);
 await nc.close();
 receiver.process.disconnect();
 publisher.process.disconnect();
-const sorted = [...ratios].sort((a, b) => a - b);
-console.log(`floor ratio: ${(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN).toFixed(2)}`);
+console.log(`floor ratio: ${median(ratios).toFixed(2)}`);

@@ -7,12 +7,21 @@ import { notFound, unprocessable } from "@dos/service-kit";
 const ID_TEXT = /^[1-9][0-9]{0,15}$/;
 
 /**
- * A path id. Anything but a positive safe integer names a resource that cannot exist, so it is
- * a 404 like an unknown id (not a 422): `GET /ops/v1/accounts/abc` → `account abc not found`.
+ * An id as the API writes it, a positive safe integer in digits with no leading zero; null for
+ * anything else ("abc", "0", "01", "1e0", " 1"), which names a resource that cannot exist.
+ */
+export function parsePathId(raw: string): number | null {
+  const id = ID_TEXT.test(raw) ? Number(raw) : Number.NaN;
+  return Number.isSafeInteger(id) ? id : null;
+}
+
+/**
+ * A path id. Anything but parsePathId's ids is a 404 like an unknown id (not a 422):
+ * `GET /ops/v1/accounts/abc` → `account abc not found`.
  */
 export function pathId(raw: string, label: string): number {
-  const id = ID_TEXT.test(raw) ? Number(raw) : Number.NaN;
-  if (!Number.isSafeInteger(id)) throw notFound(`${label} ${raw.slice(0, 40)}`);
+  const id = parsePathId(raw);
+  if (id === null) throw notFound(`${label} ${raw.slice(0, 40)}`);
   return id;
 }
 
