@@ -34,4 +34,4 @@ export function compileValidator<T>(schema: TSchema) {
     validate(value) ? { ok: true, value } : { ok: false, errors: validate.errors ?? [] };
 }
 
-export type { ErrorObject };
+export type { ErrorObject, ValidateFunction };

@@ -22,6 +22,8 @@ describe("the HTTP factory answers every bad request in the error shape", () => 
   );
   app.post("/things", { schema: { body } }, async (request) => ({ received: request.body }));
   app.patch("/things/:id/cancel", async (request) => ({ body: request.body ?? null }));
+  const page = Type.Object({ page: Type.Optional(Type.Integer({ minimum: 1 })), q: Type.Optional(Type.String()) });
+  app.get("/things", { schema: { querystring: page } }, async (request) => ({ query: request.query }));
   app.post("/explode", async () => {
     throw new Error("secret internals at /srv/app.ts:42");
   });
@@ -90,6 +92,32 @@ describe("the HTTP factory answers every bad request in the error shape", () => 
     const response = await post("/things", JSON.stringify({ name: "a\u0000b", count: 1 }));
     assert.equal(response.statusCode, 422);
     assert.deepEqual(response.json(), { errors: ["name must not contain the NUL character"] });
+  });
+
+  test("an unpaired surrogate escape in a string or a key → 422 naming it, not stored as U+FFFD", async () => {
+    const response = await post("/things", '{"name":"a\\ud800b","count":1,"x\\udc00":"y"}');
+    assert.equal(response.statusCode, 422);
+    assert.deepEqual(response.json(), {
+      errors: [
+        "name must be valid Unicode text (\\ud800 is half of a surrogate pair)",
+        "x\\udc00 must be valid Unicode text (\\udc00 is half of a surrogate pair)",
+      ],
+    });
+    // A whole pair is one character (U+1F600) and an escaped one too.
+    const paired = await post("/things", '{"name":"\\ud83d\\ude00 😀","count":1}');
+    assert.equal(paired.statusCode, 200);
+    assert.deepEqual(paired.json(), { received: { name: "😀 😀", count: 1 } });
+  });
+
+  test("a number in a query string is read only as written in digits: 0x10, 1e1, 0b11 or ' 1' are refused", async () => {
+    const get = (query: string) => app.inject({ method: "GET", url: `/things?${query}` });
+    for (const written of ["0x10", "1e1", "0b11", "%201", "1.0", "+1"]) {
+      const response = await get(`page=${written}`);
+      assert.equal(response.statusCode, 422, written);
+      assert.deepEqual(response.json(), { errors: ["querystring.page must be an integer"] }, written);
+    }
+    assert.deepEqual((await get("page=12&q=0x10")).json(), { query: { page: 12, q: "0x10" } });
+    assert.deepEqual((await get("page=0")).json(), { errors: ["querystring.page must be at least 1"] });
   });
 
   test("a prototype-poisoning body is refused", async () => {

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import { createAjv } from "@dos/contracts";
+import { createAjv, type ErrorObject, type ValidateFunction } from "@dos/contracts";
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -20,9 +20,9 @@ import { HttpError, validationMessages } from "./errors.ts";
 import { type HealthChecks, registerHealthRoutes } from "./health.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
-import { mayHoldNul, nulProblems } from "./nul-guard.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { nullableUnionSerializer } from "./response-serializer.ts";
+import { mayHoldForbiddenText, textProblems } from "./text-guard.ts";
 import { registerHttpTracing } from "./tracing-http.ts";
 
 export interface HttpAppOptions {
@@ -89,7 +89,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // Bodies are judged strictly (no coercion); query strings and path parameters arrive as text.
   const bodyAjv = createAjv({ allErrors: true });
   const textAjv = createAjv({ allErrors: true, coerceTypes: true });
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === "body" ? bodyAjv : textAjv).compile(schema));
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    if (httpPart === "body") return bodyAjv.compile(schema);
+    const validate = textAjv.compile(schema);
+    return httpPart === "querystring" ? numbersInDigits(schema, validate) : validate;
+  });
 
   // Empty JSON bodies are common on PATCH .../cancel; treat them as no body instead of an error.
   const defaultJson = app.getDefaultJsonParser("error", "error");
@@ -107,7 +111,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     if (text.trim() === "") return done(null, undefined);
     defaultJson(request, text, (error, value) => {
       if (error) return done(new HttpError(400, "body is not valid JSON"), undefined);
-      const problems = mayHoldNul(text) ? nulProblems(value) : [];
+      const problems = mayHoldForbiddenText(text) ? textProblems(value) : [];
       if (problems.length > 0) return done(new HttpError(422, problems), undefined);
       done(null, value);
     });
@@ -123,7 +127,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // each route's own: an id that cannot be one is that route's 404.
   app.addHook("preValidation", (request, _reply, done) => {
     if (!request.url.includes("%00")) return done();
-    const problems = nulProblems(request.query);
+    const problems = textProblems(request.query);
     done(problems.length > 0 ? new HttpError(422, problems) : undefined);
   });
 
@@ -190,6 +194,44 @@ function routerRefusal(error: FastifyError, request: FastifyRequest, reply: Fast
   }
   // Only an async route constraint, which no service uses, can fail otherwise: a server error.
   return sendError(error, request, reply, 0);
+}
+
+/** How a query-string number may be written. */
+const DIGITS = { integer: /^-?\d+$/, number: /^-?\d+(\.\d+)?$/ };
+
+/**
+ * A query string's validator that reads a number only when it is written in decimal digits.
+ * Coercion would otherwise read `0x10` as 16, `1e1` as 10, `0b11` as 3 or ` 1` as 1, as it did
+ * delivery ids before they were checked the same way. The numeric fields are found once, when
+ * the route is compiled; a refusal is an ordinary `type` error, worded like any other.
+ */
+function numbersInDigits(schema: unknown, validate: ValidateFunction): ValidateFunction {
+  const properties = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const numeric = Object.entries(properties)
+    .filter(([, property]) => property.type === "integer" || property.type === "number")
+    .map(([name, property]) => ({ name, type: property.type as keyof typeof DIGITS }));
+  if (numeric.length === 0) return validate;
+  const checked = ((data: Record<string, unknown> | null, context?: unknown) => {
+    const errors: ErrorObject[] = numeric
+      .filter(({ name, type }) => typeof data?.[name] === "string" && !DIGITS[type].test(data[name] as string))
+      .map(({ name, type }) => ({
+        instancePath: `/${name}`,
+        schemaPath: `#/properties/${name}/type`,
+        keyword: "type",
+        params: { type },
+        message: `must be ${type}`,
+      }));
+    if (errors.length > 0) {
+      checked.errors = errors;
+      return false;
+    }
+    const valid = validate(data, context as never);
+    checked.errors = validate.errors;
+    return valid;
+  }) as ValidateFunction;
+  // Fastify hands an Ajv validator its parent object only when it sees this.
+  checked.schemaEnv = validate.schemaEnv;
+  return checked;
 }
 
 function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyReply, bodyLimit: number) {

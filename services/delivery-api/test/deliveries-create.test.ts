@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   type DeliveriesTestbed,
+  deliveryCount,
   inHours,
   json,
   outboundBody,
@@ -579,15 +580,7 @@ describe("refused creates", () => {
   });
 
   test("a refused create writes nothing", async () => {
-    const count = async () =>
-      Number(
-        (
-          await bed.api.db
-            .selectFrom("deliveries")
-            .select((eb) => eb.fn.countAll().as("n"))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
+    const count = () => deliveryCount(bed);
     const before = await count();
     await expect422(dropoffWith({ postal_code: "13001" }), [
       "dropoff.place.postal_code 13001 is not in a delivered zone",

@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import {
   type DeliveriesTestbed,
+  deliveryCount,
   json,
   outboundBody,
   place,
@@ -82,22 +83,21 @@ describe("creates written together", () => {
     assert.ok(sequences.every((row) => row.event_sequence === 1));
   });
 
-  test("a lone UTF-16 surrogate is answered as stored: U+FFFD, in the 201, the GET and the event", async () => {
+  test("a lone UTF-16 surrogate is refused, naming each field, and nothing is stored in its place", async () => {
+    const count = () => deliveryCount(bed);
+    const before = await count();
     const body = outboundBody(bed.account, {
       comments: "left \ud800 alone",
       dropoff: { ...slot(), place: place(bed.account, { recipient_name: "Jeanne \udc00 Martin" }) },
     });
     const response = await create(bed.account, body);
-    assert.equal(response.statusCode, 201, response.body);
-    const delivery = json(response);
-    assert.equal(delivery.comments, "left \ufffd alone");
-    assert.equal(delivery.dropoff.place.recipient_name, "Jeanne \ufffd Martin");
-    assert.deepEqual(json(await get(bed.account, delivery.id)), delivery);
-    const event = await bed.api.db
-      .selectFrom("outbox")
-      .select("payload")
-      .where("delivery_id", "=", delivery.id)
-      .executeTakeFirstOrThrow();
-    assert.deepEqual(event.payload.payload.delivery, delivery);
+    assert.equal(response.statusCode, 422, response.body);
+    assert.deepEqual(json(response), {
+      errors: [
+        "dropoff.place.recipient_name must be valid Unicode text (\\udc00 is half of a surrogate pair)",
+        "comments must be valid Unicode text (\\ud800 is half of a surrogate pair)",
+      ],
+    });
+    assert.equal(await count(), before);
   });
 });

@@ -66,3 +66,12 @@ export function outboundBody(account: TestAccount, overrides: Record<string, unk
 }
 
 export const json = (response: { body: string }) => JSON.parse(response.body);
+
+/** How many deliveries are stored, every account together: a refused request must not change it. */
+export async function deliveryCount(bed: DeliveriesTestbed): Promise<number> {
+  const row = await bed.api.db
+    .selectFrom("deliveries")
+    .select((eb) => eb.fn.countAll().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

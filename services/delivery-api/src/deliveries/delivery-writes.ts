@@ -92,12 +92,11 @@ export interface NewDelivery extends NewDeliveryWrite {
 export function newDelivery(
   deps: DeliveriesDeps,
   accountId: number,
-  given: DeliveryDraft,
+  draft: DeliveryDraft,
   price: PriceColumns,
   stamp: NewDeliveryStamp,
   originalDeliveryId: number | null = null,
 ): NewDelivery {
-  const draft = wellFormed(given);
   const id = stamp.id;
   const rows: NewDeliveryRows = {
     delivery: {
@@ -147,33 +146,6 @@ function trackingToken(): string {
 const TOKEN_BYTES = 16;
 let tokenPool = Buffer.alloc(0);
 let tokenPoolOffset = 0;
-
-/**
- * The same value with every string well formed: a lone UTF-16 surrogate (valid in a JSON body)
- * becomes U+FFFD, as PostgreSQL text would store it, so what is answered is what is stored.
- */
-function wellFormed<T>(value: T): T {
-  // Nearly every body is well formed already: it is then used as it is, without a copy.
-  return isWellFormed(value) ? value : rebuiltWellFormed(value);
-}
-
-function isWellFormed(value: unknown): boolean {
-  if (typeof value === "string") return value.isWellFormed();
-  if (Array.isArray(value)) return value.every(isWellFormed);
-  if (value !== null && typeof value === "object" && !(value instanceof Date)) {
-    for (const key in value) if (!isWellFormed((value as Record<string, unknown>)[key])) return false;
-  }
-  return true;
-}
-
-function rebuiltWellFormed<T>(value: T): T {
-  if (typeof value === "string") return value.toWellFormed() as T;
-  if (Array.isArray(value)) return value.map(rebuiltWellFormed) as T;
-  if (value !== null && typeof value === "object" && !(value instanceof Date)) {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, rebuiltWellFormed(item)])) as T;
-  }
-  return value;
-}
 
 /** The delivery as the caller sees it, after recording the event that announces its change. */
 export async function recordEvent(
