@@ -56,6 +56,32 @@ test("/api/v2/openapi.json: public OpenAPI 3.1 with every client operation", asy
   );
 });
 
+test("the outgoing webhooks are documented in the same document: their body and signature headers", async () => {
+  const doc = (await api.app.inject({ method: "GET", url: "/api/v2/openapi.json" })).json();
+  const webhook = doc.webhooks?.deliveryEvent?.post;
+  assert.ok(webhook, `webhooks: ${JSON.stringify(Object.keys(doc.webhooks ?? {}))}`);
+  const body = webhook.requestBody.content["application/json"].schema;
+  assert.equal(body.title, "DeliveryEvent");
+  assert.deepEqual(body.properties.type.enum ?? body.properties.type.anyOf.map((t: { const: string }) => t.const), [
+    "delivery.created",
+    "delivery.updated",
+    "delivery.cancelled",
+    "delivery.status_changed",
+    "delivery.redelivery_created",
+  ]);
+  assert.equal(body.properties.payload.properties.delivery.title, "Delivery");
+  assert.deepEqual(
+    webhook.parameters.map((p: { in: string; name: string; required: boolean }) => [p.in, p.name, p.required]),
+    [
+      ["header", "webhook-id", true],
+      ["header", "webhook-timestamp", true],
+      ["header", "webhook-signature", true],
+    ],
+  );
+  assert.ok(webhook.responses["2XX"], "any 2xx acknowledges");
+  assert.match(webhook.description, /docs\/webhooks\.md/);
+});
+
 test("/api/v2/docs: a self-contained page, no credentials needed", async () => {
   const page = await api.app.inject({ method: "GET", url: "/api/v2/docs/" });
   assert.equal(page.statusCode, 200);

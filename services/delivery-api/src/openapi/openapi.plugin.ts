@@ -4,7 +4,8 @@
  * at /api/v2/docs (Swagger UI served from its own package, nothing from a CDN). Both are public.
  * Register before the client routes: the generator sees only routes registered after it.
  */
-import swagger from "@fastify/swagger";
+import { DeliveryEvent } from "@dos/contracts";
+import swagger, { type OpenAPIV3_2 } from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
@@ -38,6 +39,7 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions) {
         { name: "deliveries", description: "Deliveries, their tasks and packages." },
         { name: "package types", description: "The account's package type catalogue." },
       ],
+      webhooks: { deliveryEvent: deliveryEventWebhook },
     },
     // Only the client API is documented: the operator API, probes and docs routes stay out.
     transform: ({ schema, url }) => {
@@ -50,3 +52,47 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions) {
 }
 
 export const openApiPlugin = fp(openApi, { name: "openapi" });
+
+/** What the webhook dispatcher POSTs to a registered endpoint (docs/webhooks.md in full). */
+const deliveryEventWebhook: OpenAPIV3_2.PathItemObject = {
+  post: {
+    summary: "A delivery changed",
+    description:
+      "POSTed to each webhook endpoint of the account (`/api/v2/webhooks`) for every delivery change of the kinds " +
+      "it subscribed to, signed per Standard Webhooks (HMAC-SHA256 over `{webhook-id}.{webhook-timestamp}.{raw body}`), " +
+      "in order per delivery, retried until a 2xx answer. Verifying, retries and replays: docs/webhooks.md.",
+    parameters: [
+      {
+        in: "header",
+        name: "webhook-id",
+        required: true,
+        description: "The event id, the same on every retry and replay: ignore an id already handled.",
+        schema: { type: "string", format: "uuid" },
+      },
+      {
+        in: "header",
+        name: "webhook-timestamp",
+        required: true,
+        description: "Unix seconds when this attempt was sent; refuse one more than 5 minutes away from now.",
+        schema: { type: "string", pattern: "^[0-9]+$" },
+      },
+      {
+        in: "header",
+        name: "webhook-signature",
+        required: true,
+        description: "`v1,<base64 signature>`; during a secret rotation two of them, space-separated.",
+        schema: { type: "string" },
+      },
+    ],
+    // The contract's JSON Schema as plain JSON: OpenAPI 3.1 takes JSON Schema as it is, but the
+    // openapi-types typings do not know TypeBox's.
+    requestBody: {
+      required: true,
+      content: { "application/json": { schema: JSON.parse(JSON.stringify(DeliveryEvent)) } },
+    },
+    responses: {
+      "2XX": { description: "Received. Answer within 15 seconds and do the work after answering." },
+      default: { description: "Not received: the event is sent again on the retry schedule." },
+    },
+  },
+};
