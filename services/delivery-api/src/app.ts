@@ -12,6 +12,7 @@ import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { createDeliveriesFeature } from "./deliveries/deliveries.feature.ts";
 import { createDispatchFeature } from "./dispatch/dispatch.feature.ts";
+import { createHousekeeping } from "./housekeeping/housekeeping.ts";
 import { openApiPlugin } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
@@ -90,16 +91,26 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     { prefix: "/ops/v1" },
   );
 
-  // Background work (relays, consumers, simulator) runs once the app listens, and stops after
-  // the HTTP server closed.
+  const housekeeping = createHousekeeping({
+    db,
+    logger: deps.logger.child({ component: "housekeeping" }),
+    metrics,
+    outboxRetentionMs: config.API_OUTBOX_RETENTION_HOURS * 3_600_000,
+    intervalMs: config.API_HOUSEKEEPING_INTERVAL_MS,
+  });
+
+  // Background work (relays, consumers, simulator, housekeeping) runs once the app listens, and
+  // stops after the HTTP server closed.
   return {
     app,
     start: async () => {
       tariffReplica.start();
       await deliveries.relay.start();
       dispatch.start();
+      housekeeping.start();
     },
     stop: async () => {
+      await housekeeping.stop();
       await dispatch.stop();
       await deliveries.relay.stop();
       await tariffReplica.stop();

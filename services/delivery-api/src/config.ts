@@ -43,6 +43,16 @@ export const configSchema = Type.Object({
     minimum: 10,
     description: "Outbox relay poll interval when no change is signalled.",
   }),
+  API_OUTBOX_RETENTION_HOURS: Type.Integer({
+    default: 168,
+    minimum: 1,
+    description: "How long a published outbox event (and fleet change) is kept before housekeeping deletes it.",
+  }),
+  API_HOUSEKEEPING_INTERVAL_MS: Type.Integer({
+    default: 3_600_000,
+    minimum: 100,
+    description: "How often expired outbox events and idempotency records are deleted.",
+  }),
   API_SMS_PROVIDER: Type.Union([Type.Literal("log"), Type.Literal("http")], {
     default: "log",
     description: "How tracking SMS leave: log (written to the log only) or http (API_SMS_URL).",

@@ -41,11 +41,11 @@ after(async () => bed.close());
 async function events(deliveryId: number) {
   const rows = await bed.api.db
     .selectFrom("outbox")
-    .select(["type", "payload"])
+    .select(["type", "event"])
     .where("delivery_id", "=", deliveryId)
     .orderBy("sequence")
     .execute();
-  return rows.map((r) => `${r.type}:${r.payload.payload.delivery.status}`);
+  return rows.map((r) => `${r.type}:${JSON.parse(r.event ?? "").payload.delivery.status}`);
 }
 
 /** A delivery to zone 75002 (48.87, 2.34), picked up at the default place in 75001 (48.86, 2.34). */

@@ -61,7 +61,7 @@ describe("creates written together", () => {
     const ids = created.map((d) => d.id);
     const events = await bed.api.db
       .selectFrom("outbox")
-      .select(["delivery_id", "account_id", "sequence", "type", "payload"])
+      .select(["delivery_id", "account_id", "sequence", "type", "event"])
       .where("delivery_id", "in", ids)
       .execute();
     assert.equal(events.length, 60, "one event per delivery");
@@ -71,9 +71,10 @@ describe("creates written together", () => {
       assert.equal(event.type, "delivery.created");
       assert.equal(event.sequence, 1);
       assert.equal(event.account_id, account.accountId);
-      assert.equal(event.payload.sequence, 1);
-      assert.equal(event.payload.delivery_id, delivery.id);
-      assert.deepEqual(event.payload.payload.delivery, delivery, "the event carries the body answered");
+      const published = JSON.parse(event.event ?? "");
+      assert.equal(published.sequence, 1);
+      assert.equal(published.delivery_id, delivery.id);
+      assert.deepEqual(published.payload.delivery, delivery, "the event carries the body answered");
     }
     const sequences = await bed.api.db
       .selectFrom("deliveries")

@@ -327,14 +327,15 @@ describe("status changes by dispatch (operator API)", () => {
       "2:delivery.status_changed",
       "3:delivery.status_changed",
     ]);
-    const payload = await bed.api.db
+    const row = await bed.api.db
       .selectFrom("outbox")
-      .select("payload")
+      .select("event")
       .where("delivery_id", "=", created.id)
       .where("sequence", "=", 3)
       .executeTakeFirstOrThrow();
-    assert.equal(payload.payload.payload.previous_status, "scheduled");
-    assert.equal(payload.payload.payload.delivery.status, "delivered");
+    const { payload } = JSON.parse(row.event ?? "");
+    assert.equal(payload.previous_status, "scheduled");
+    assert.equal(payload.delivery.status, "delivered");
   });
 
   test("need the operator token", async () => {

@@ -44,11 +44,11 @@ after(async () => {
 async function events(deliveryId: number) {
   const rows = await bed.api.db
     .selectFrom("outbox")
-    .select(["type", "payload"])
+    .select(["type", "event"])
     .where("delivery_id", "=", deliveryId)
     .orderBy("sequence")
     .execute();
-  return rows.map((r) => `${r.type}:${r.payload.payload.delivery.status}`);
+  return rows.map((r) => `${r.type}:${JSON.parse(r.event ?? "").payload.delivery.status}`);
 }
 
 async function fleetEntry(externalId: string) {

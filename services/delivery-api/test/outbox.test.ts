@@ -46,6 +46,9 @@ function relay(beforeMark?: (ids: string[]) => void): OutboxRelay {
   });
 }
 
+/** The fields of a delivery in the order the API answers them (set by lifecycle()). */
+let representationKeys: string[] = [];
+
 /** Create → update → cancel of one delivery; returns its id. */
 async function lifecycle(): Promise<number> {
   const headers = bed.account.headers;
@@ -70,6 +73,7 @@ async function lifecycle(): Promise<number> {
     headers,
   });
   assert.equal(cancelled.statusCode, 200);
+  representationKeys = Object.keys(json(cancelled));
   return created.id;
 }
 
@@ -120,6 +124,21 @@ function assertLifecycle(events: Awaited<ReturnType<typeof streamEvents>>, deliv
     );
   }
   assert.equal(events[1]?.event.payload.delivery.comments, "Ring twice", "the payload is the full v2 Delivery");
+  // Webhook receivers get these bytes as they are: fields in the order docs/webhooks.md shows,
+  // and the delivery's in the order GET /api/v2/deliveries/{id} answers them.
+  for (const { event } of events) {
+    assert.deepEqual(Object.keys(event), [
+      "id",
+      "type",
+      "occurred_at",
+      "account_id",
+      "delivery_id",
+      "sequence",
+      "payload",
+    ]);
+    assert.deepEqual(Object.keys(event.payload.delivery), representationKeys);
+  }
+  assert.deepEqual(Object.keys(events[2]?.event.payload ?? {}), ["delivery", "previous_status"]);
   assert.equal(events[2]?.event.payload.previous_status, "saved");
 }
 

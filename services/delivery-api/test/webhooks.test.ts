@@ -156,6 +156,11 @@ describe("/api/v2/webhooks, forwarded to webhook-dispatcher", () => {
     assert.match(badSince.json().errors[0], /^since must be an ISO 8601 timestamp/);
     const tooOld = await call(shop, "POST", `/webhooks/${hook.id}/replay`, { since: "2020-01-01T00:00:00Z" });
     assert.deepEqual(tooOld.json(), { errors: ["since must be within the last 30 days"] });
+    // A time zone mistake, not "nothing to send": the client is told.
+    const future = new Date(Date.now() + 2 * 60 * 60 * 1000).toISOString();
+    const ahead = await call(shop, "POST", `/webhooks/${hook.id}/replay`, { since: future });
+    assert.equal(ahead.statusCode, 422);
+    assert.deepEqual(ahead.json(), { errors: ["since must not be in the future"] });
     const badLimit = await call(shop, "GET", `/webhooks/${hook.id}/attempts?limit=0`);
     assert.equal(badLimit.statusCode, 422);
   });

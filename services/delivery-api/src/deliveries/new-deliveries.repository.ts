@@ -58,7 +58,8 @@ function newDeliveriesStatement(writes: NewDeliveryWrite[]) {
     sequence: event.envelope.sequence,
     type: event.envelope.type,
     subject: event.subject,
-    payload: event.envelope,
+    // The JSON text published: the envelope's fields in their documented order.
+    event: JSON.stringify(event.envelope),
     traceparent: event.traceparent,
   }));
   return sql`
@@ -98,10 +99,10 @@ function newDeliveriesStatement(writes: NewDeliveryWrite[]) {
         fragility text, temperature text, client_reference text)
     ),
     new_events as (
-      insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at, traceparent)
-      select id, account_id, delivery_id, sequence, type, subject, payload, clock_timestamp(), traceparent
+      insert into outbox (id, account_id, delivery_id, sequence, type, subject, event, occurred_at, traceparent)
+      select id, account_id, delivery_id, sequence, type, subject, event, clock_timestamp(), traceparent
       from jsonb_to_recordset(${JSON.stringify(events)}::jsonb) as r(id uuid, account_id bigint,
-        delivery_id bigint, sequence integer, type text, subject text, payload jsonb, traceparent text)
+        delivery_id bigint, sequence integer, type text, subject text, event text, traceparent text)
     )
     -- One notification per statement, however many events it wrote: the relay drains them all.
     select pg_notify(${OUTBOX_CHANNEL}, '')

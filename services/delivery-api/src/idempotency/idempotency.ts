@@ -12,7 +12,8 @@ import { idempotencyKeyInvalid, idempotencyKeyReused } from "../deliveries/deliv
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-const RETENTION = sql`interval '24 hours'`;
+/** How long a key is remembered; housekeeping deletes older records. */
+export const IDEMPOTENCY_RETENTION = sql`interval '24 hours'`;
 
 export interface IdempotentRequest {
   accountId: number;
@@ -53,7 +54,7 @@ export async function findStoredResponse(db: Db, request: IdempotentRequest): Pr
     .where("account_id", "=", request.accountId)
     .where("operation", "=", request.operation)
     .where("key", "=", request.key)
-    .where("created_at", ">", sql<Date>`now() - ${RETENTION}`)
+    .where("created_at", ">", sql<Date>`now() - ${IDEMPOTENCY_RETENTION}`)
     .executeTakeFirst();
   if (!row) return null;
   if (!row.request_sha256.equals(request.requestSha256)) throw idempotencyKeyReused();
@@ -77,7 +78,7 @@ export async function storeResponse(db: Db, request: IdempotentRequest, response
       oc
         .columns(["account_id", "operation", "key"])
         .doUpdateSet({ ...values, created_at: sql<Date>`now()` })
-        .where("idempotency_keys.created_at", "<=", sql<Date>`now() - ${RETENTION}`),
+        .where("idempotency_keys.created_at", "<=", sql<Date>`now() - ${IDEMPOTENCY_RETENTION}`),
     )
     .returning("key")
     .executeTakeFirst();

@@ -92,7 +92,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
       const spans = tracingEnabled() ? wave.map(publishSpan) : undefined;
       const results = await Promise.allSettled(
         wave.map((row, i) =>
-          js.publish(row.subject, row.payload, { msgID: row.id, headers: natsTraceHeaders(spans?.[i]) }),
+          js.publish(row.subject, row.event, { msgID: row.id, headers: natsTraceHeaders(spans?.[i]) }),
         ),
       );
       spans?.forEach((span, i) => {

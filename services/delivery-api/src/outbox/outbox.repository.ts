@@ -60,14 +60,18 @@ export function deliveryEvent(names: NatsNames, event: NewDeliveryEvent, sequenc
 export async function appendDeliveryEvent(db: Db, names: NatsNames, event: NewDeliveryEvent): Promise<DeliveryEvent> {
   const { id, subject, envelope, traceparent } = deliveryEvent(names, event, 0);
   const deliveryId = envelope.delivery_id;
+  // The event's JSON text around its sequence, which the statement takes: the fields keep the
+  // order receivers see documented (id, type, occurred_at, account_id, delivery_id, sequence, payload).
+  const { sequence: _taken, payload, ...head } = envelope;
+  const beforeSequence = `${JSON.stringify(head).slice(0, -1)},"sequence":`;
+  const afterSequence = `,"payload":${JSON.stringify(payload)}}`;
   const { rows } = await sql<{ sequence: number }>`
     with next as (
       update deliveries set event_sequence = event_sequence + 1 where id = ${deliveryId} returning event_sequence
     )
-    insert into outbox (id, account_id, delivery_id, sequence, type, subject, payload, occurred_at, traceparent)
+    insert into outbox (id, account_id, delivery_id, sequence, type, subject, event, occurred_at, traceparent)
     select ${id}, ${event.accountId}, ${deliveryId}, next.event_sequence, ${event.type}, ${subject},
-      jsonb_set(${JSON.stringify(envelope)}::jsonb, '{sequence}', to_jsonb(next.event_sequence)), clock_timestamp(),
-      ${traceparent}
+      ${beforeSequence} || next.event_sequence || ${afterSequence}, clock_timestamp(), ${traceparent}
     from next
     returning sequence, pg_notify(${OUTBOX_CHANNEL}, '') as notified
   `.execute(db);
@@ -81,7 +85,7 @@ export interface OutboxRow {
   delivery_id: number;
   subject: string;
   /** The event as JSON text, published as it is (no parse and re-serialisation per event). */
-  payload: string;
+  event: string;
   traceparent: string | null;
 }
 
@@ -89,7 +93,7 @@ export interface OutboxRow {
 export function unpublishedEvents(db: Db, limit: number): Promise<OutboxRow[]> {
   return db
     .selectFrom("outbox")
-    .select(["id", "delivery_id", "subject", sql<string>`payload::text`.as("payload"), "traceparent"])
+    .select(["id", "delivery_id", "subject", sql<string>`coalesce(event, payload::text)`.as("event"), "traceparent"])
     .where("published_at", "is", null)
     .orderBy("occurred_at")
     .orderBy("delivery_id")

@@ -8,7 +8,10 @@ export interface OutboxTable {
   sequence: number;
   type: string;
   subject: string;
-  payload: JSONColumnType<DeliveryEvent, string, string>;
+  /** The event as the JSON text published (fields in the documented order). */
+  event: string | null;
+  /** Events written before `event` existed (migration 0005); published from here while they last. */
+  payload: JSONColumnType<DeliveryEvent, string | null, string | null> | null;
   occurred_at: ColumnType<Date, Date | string | undefined, never>;
   published_at: Date | null;
   /** W3C trace context of the change that wrote the event; the relay publishes it in the headers. */
