@@ -10,3 +10,4 @@ export const tooManyWebhooks = (max: number) =>
 export const webhookDisabled = (reason: string | null) =>
   unprocessable(`webhook is disabled${reason ? ` (${reason})` : ""}; delete it and create a new one`);
 export const sinceOutOfRange = (days: number) => unprocessable(`since must be within the last ${days} days`);
+export const sinceInFuture = () => unprocessable("since must not be in the future");

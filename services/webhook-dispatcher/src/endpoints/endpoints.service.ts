@@ -24,6 +24,7 @@ import { checkUrlHost } from "../delivery-http/webhook-client.ts";
 import {
   invalidUrl,
   refusedUrl,
+  sinceInFuture,
   sinceOutOfRange,
   tooManyWebhooks,
   webhookDisabled,
@@ -55,6 +56,7 @@ export interface EndpointsDeps {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
+const SINCE_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 export function createEndpointsService(deps: EndpointsDeps) {
   const { db, config, box } = deps;
@@ -124,6 +126,8 @@ export function createEndpointsService(deps: EndpointsDeps) {
       if (Number.isNaN(since.getTime()) || Date.now() - since.getTime() > config.WEBHOOKS_RETENTION_DAYS * DAY_MS) {
         throw sinceOutOfRange(config.WEBHOOKS_RETENTION_DAYS);
       }
+      // Ahead by more than a clock's drift: a time zone mistake, which would replay nothing.
+      if (since.getTime() - Date.now() > SINCE_CLOCK_SKEW_MS) throw sinceInFuture();
       const replayed = await db.transaction().execute(async (tx) => {
         const endpoint = await owned(tx, request, { forUpdate: true });
         if (endpoint.status === "disabled") throw webhookDisabled(endpoint.disabled_reason);
