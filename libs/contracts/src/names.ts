@@ -24,6 +24,22 @@ export const DELIVERY_EVENT_TYPES = [
   "delivery.redelivery_created",
 ] as const;
 
+/**
+ * DELIVERY_EVENTS is split into this many partitions by account (the subject's first token after
+ * `delivery.events`), so that consumers can share the stream by filtering on a partition: every
+ * event of an account, hence of each of its deliveries, is in one partition, in publish order.
+ * Changing it re-routes accounts: only with every consumer of the stream stopped and drained.
+ */
+export const DELIVERY_EVENT_PARTITIONS = 16;
+
+/** The partition of an account's delivery events. */
+export function deliveryEventPartition(accountId: number): number {
+  return accountId % DELIVERY_EVENT_PARTITIONS;
+}
+
+/** How long DELIVERY_EVENTS keeps an event: the reach of a webhook replay. */
+export const DELIVERY_EVENTS_RETENTION_DAYS = 30;
+
 const NAMESPACE_PATTERN = /^[a-z0-9_]*$/;
 
 /** Builds every NATS name for one namespace (empty in production). */
@@ -48,9 +64,18 @@ export function natsNames(namespace = "") {
     },
     subjects: {
       deliveryEventsAll: `${deliveryEventsRoot}.>`,
-      /** One subject per account and delivery, so consumers can filter on either. */
+      /**
+       * One subject per account and delivery, behind the account's partition
+       * (`delivery.events.<partition>.<account>.<delivery>.<kind>`), so consumers can filter on
+       * a partition, an account or a delivery.
+       */
       deliveryEvent: (accountId: number, deliveryId: number, type: (typeof DELIVERY_EVENT_TYPES)[number]) =>
-        `${deliveryEventsRoot}.${accountId}.${deliveryId}.${type.replace("delivery.", "")}`,
+        `${deliveryEventsRoot}.${deliveryEventPartition(accountId)}.${accountId}.${deliveryId}.${type.replace("delivery.", "")}`,
+      /** Every event of one partition (see DELIVERY_EVENT_PARTITIONS). */
+      deliveryEventsOfPartition: (partition: number) => `${deliveryEventsRoot}.${partition}.>`,
+      /** Every event of one account. */
+      deliveryEventsOfAccount: (accountId: number) =>
+        `${deliveryEventsRoot}.${deliveryEventPartition(accountId)}.${accountId}.>`,
       vehiclePositionsAll: `${positionsRoot}.>`,
       vehiclePosition: (vehicleExternalId: string) => `${positionsRoot}.${fleetKey(vehicleExternalId)}`,
       /** Tariff management requests, answered by the pricing service. */

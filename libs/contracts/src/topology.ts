@@ -12,7 +12,7 @@ import {
 } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { type NatsConnection, nanos } from "@nats-io/nats-core";
-import { natsNames } from "./names.ts";
+import { DELIVERY_EVENTS_RETENTION_DAYS, natsNames } from "./names.ts";
 
 export interface TopologyOptions {
   /** Prefix of every name (see names.ts); empty in production. */
@@ -36,9 +36,9 @@ export function streamConfigs(options: TopologyOptions = {}): StreamConfig[] {
     {
       ...base,
       name: names.streams.deliveryEvents,
-      description: "Every delivery change, from delivery-api's outbox. Kept 30 days for webhook replay.",
+      description: `Every delivery change, from delivery-api's outbox. Kept ${DELIVERY_EVENTS_RETENTION_DAYS} days for webhook replay.`,
       subjects: [names.subjects.deliveryEventsAll],
-      max_age: nanos(30 * DAY_MS),
+      max_age: nanos(DELIVERY_EVENTS_RETENTION_DAYS * DAY_MS),
       // The outbox relay re-publishes after a crash with the same Nats-Msg-Id; a window of
       // 10 minutes covers a relay restart, and consumers dedupe by event id beyond it.
       duplicate_window: nanos(10 * 60 * 1000),

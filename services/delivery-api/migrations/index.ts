@@ -5,6 +5,7 @@ import * as dispatch from "./2026_12_01_0002_dispatch.ts";
 import * as outboxTraceContext from "./2026_12_10_0003_outbox_trace_context.ts";
 import * as housekeepingIndexes from "./2026_12_14_0004_housekeeping_indexes.ts";
 import * as outboxEventText from "./2026_12_14_0005_outbox_event_text.ts";
+import * as partitionedEventSubjects from "./2026_12_20_0006_partitioned_event_subjects.ts";
 
 export const SCHEMA = "delivery";
 
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "2026_12_10_0003_outbox_trace_context": outboxTraceContext,
   "2026_12_14_0004_housekeeping_indexes": housekeepingIndexes,
   "2026_12_14_0005_outbox_event_text": outboxEventText,
+  "2026_12_20_0006_partitioned_event_subjects": partitionedEventSubjects,
 };
