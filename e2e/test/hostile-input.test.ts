@@ -50,17 +50,25 @@ before(async () => {
   };
   ids.myWebhook = await hook(mine);
   ids.otherWebhook = await hook(other);
-  // Everything the setup caused has settled before the database is fingerprinted: the events are
-  // taken in and each webhook tried once (the endpoints refuse connections, so their first
-  // failure marks them failing; later retries change no endpoint row).
+  // Everything the setup caused has settled before the database is fingerprinted: every event is
+  // published and taken in by webhook-dispatcher, and each webhook tried once (the endpoints refuse
+  // connections, so a first failure queues its webhook and marks the endpoint failing; later
+  // retries change no counted row).
   const db = new pg.Client({ connectionString: system.env.DATABASE_URL });
   await db.connect();
+  const takenIn = async () => {
+    const text = await (await fetch(`${system.url("webhook-dispatcher")}/metrics`)).text();
+    const line = text
+      .split("\n")
+      .find((l) => l.startsWith("webhook_events_received_total{") && l.includes('result="recorded"'));
+    return Number(line?.split(" ").pop() ?? 0);
+  };
   await waitFor(
     async () => {
       const { rows } = await db.query(
-        "select (select count(*) from delivery.outbox where published_at is null) as unpublished, (select count(*) from delivery.outbox) as events, (select count(*) from webhooks.events) as received, (select count(*) from webhooks.messages where attempts = 0) as untried",
+        "select (select count(*) from delivery.outbox where published_at is null) as unpublished, (select count(*) from delivery.outbox) as events, (select count(*) from webhooks.messages where attempts = 0) as untried",
       );
-      return rows[0].unpublished === "0" && rows[0].events === rows[0].received && rows[0].untried === "0";
+      return rows[0].unpublished === "0" && rows[0].untried === "0" && (await takenIn()) === Number(rows[0].events);
     },
     15_000,
     "setup events settled",

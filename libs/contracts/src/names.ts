@@ -112,7 +112,10 @@ export function natsNames(namespace = "") {
       },
     },
     consumers: {
-      webhookDispatcher: upper("webhook-dispatcher"),
+      /** Before partitions (one consumer of every event); deleted by webhook-dispatcher at boot. */
+      webhookDispatcherUnpartitioned: upper("webhook-dispatcher"),
+      /** webhook-dispatcher's durable consumer of one partition, held by one replica at a time. */
+      webhookDispatcher: (partition: number) => upper(`webhook-dispatcher-p${partition}`),
       deliveryApiPositions: upper("delivery-api-positions"),
     },
     buckets: {

@@ -10,6 +10,7 @@ import * as hotPathWithoutForeignKeys from "./2026_12_11_0007_hot_path_without_f
 import * as queueWalks from "./2026_12_12_0008_queue_walks.ts";
 import * as fewerMessageIndexes from "./2026_12_12_0009_fewer_message_indexes.ts";
 import * as slotsKeepTheirQueues from "./2026_12_12_0010_slots_keep_their_queues.ts";
+import * as partitionedDispatch from "./2026_12_20_0011_partitioned_dispatch.ts";
 
 export const SCHEMA = "webhooks";
 
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   "2026_12_12_0008_queue_walks": queueWalks,
   "2026_12_12_0009_fewer_message_indexes": fewerMessageIndexes,
   "2026_12_12_0010_slots_keep_their_queues": slotsKeepTheirQueues,
+  "2026_12_20_0011_partitioned_dispatch": partitionedDispatch,
 };

@@ -1,10 +1,12 @@
 /**
  * Builds webhook-dispatcher from its dependencies; never listens (main.ts does, tests use inject).
  * HTTP serves only health and metrics; the work is background: the endpoint registry on NATS,
- * the intake consumer of DELIVERY_EVENTS, the delivery worker, and the periodic gauges and pruning.
+ * the partitions of DELIVERY_EVENTS this replica owns (their intake and stream path), the retry
+ * worker of the database queue, and the periodic gauges and pruning.
  */
-import { SERVICE_NAMES } from "@dos/contracts";
+import { natsNames, SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import { jetstreamManager } from "@nats-io/jetstream";
 import type { Service } from "@nats-io/services";
 import type { Kysely } from "kysely";
 import { type Config, parseRetrySchedule } from "./config.ts";
@@ -13,18 +15,28 @@ import { createAddressPolicy } from "./delivery-http/address-policy.ts";
 import { createWebhookClient } from "./delivery-http/webhook-client.ts";
 import { startEndpointsBus } from "./endpoints/endpoints.bus.ts";
 import { createEndpointsService } from "./endpoints/endpoints.service.ts";
-import { createIntakeConsumer } from "./intake/intake.consumer.ts";
+import { createIntake } from "./intake/intake.consumer.ts";
 import { createDispatcherMetrics } from "./metrics.ts";
+import { createPartitionOwnership } from "./partitions/partition-ownership.ts";
+import { createParking } from "./queue/parking.ts";
 import { queueStats } from "./queue/queue.repository.ts";
 import { pruneExpired } from "./queue/retention.ts";
+import { accountEventsSince } from "./replay/event-history.ts";
 import { createSecretBox } from "./signing/secret-box.ts";
-import { createWorker } from "./worker/worker.ts";
+import { type DeliveredAttempt, logDelivered } from "./worker/attempts.repository.ts";
+import { createBatchWriter } from "./worker/batch-writer.ts";
+import { createLiveQueues } from "./worker/live-queues.ts";
+import { createRetryWorker } from "./worker/retry-worker.ts";
+import { createSendGate } from "./worker/send-gate.ts";
+import { createSender } from "./worker/sender.ts";
 
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
+const ATTEMPT_LOG_BATCH = 1000;
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
   const { config, logger } = deps;
   const db = deps.database.db as Kysely<DB>;
+  const nc = deps.nats.nc;
   const { app, metrics } = createHttpApp({
     service: SERVICE_NAMES.webhookDispatcher,
     logger,
@@ -35,33 +47,75 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   const policy = createAddressPolicy(config.WEBHOOKS_ALLOWED_HOSTS);
   const box = createSecretBox(config.WEBHOOKS_SECRET_KEY);
   const client = createWebhookClient({ policy, timeoutMs: config.WEBHOOKS_TIMEOUT_MS });
-  const worker = createWorker({
-    db,
+  const send = createSender({
     client,
     box,
-    logger,
-    metrics: dispatcherMetrics,
     retry: {
       scheduleMs: parseRetrySchedule(config.WEBHOOKS_RETRY_SCHEDULE),
       jitter: config.WEBHOOKS_RETRY_JITTER,
       retryAfterMaxMs: config.WEBHOOKS_RETRY_AFTER_MAX_MS,
     },
-    concurrency: config.WEBHOOKS_CONCURRENCY,
-    endpointConcurrency: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
-    pollIntervalMs: config.WEBHOOKS_POLL_INTERVAL_MS,
-    timeoutMs: config.WEBHOOKS_TIMEOUT_MS,
-    disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_MS,
   });
-  const intake = createIntakeConsumer({
-    nc: deps.nats.nc,
-    namespace: config.NATS_NAMESPACE,
-    db,
+  const gate = createSendGate({
+    processLimit: config.WEBHOOKS_CONCURRENCY,
+    endpointLimit: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
+  });
+  const attemptLog = createBatchWriter<DeliveredAttempt, void>({
+    label: "delivered webhook attempts",
+    maxBatch: ATTEMPT_LOG_BATCH,
     logger,
-    metrics: dispatcherMetrics,
-    intake: { orderGraceMs: config.WEBHOOKS_ORDER_GRACE_MS },
-    worker,
+    write: async (attempts) => {
+      await logDelivered(db, attempts);
+      return attempts.map(() => undefined);
+    },
   });
-  const endpoints = createEndpointsService({ db, config, policy, box, wake: worker.wake });
+  const parking = createParking({ db, logger, disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_MS });
+
+  const retryWorker = createRetryWorker({
+    db,
+    gate,
+    send,
+    metrics: dispatcherMetrics,
+    logger,
+    // The partitions this replica owns (ownership is created below; asked only once started).
+    owned: () => ownership.owned(),
+    pollIntervalMs: config.WEBHOOKS_POLL_INTERVAL_MS,
+    disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_MS,
+    maxInFlight: config.WEBHOOKS_CONCURRENCY,
+  });
+  const live = createLiveQueues({
+    gate,
+    send,
+    attemptLog,
+    parking,
+    metrics: dispatcherMetrics,
+    logger,
+    maxWaitMs: config.WEBHOOKS_MEMORY_WAIT_MS,
+    onQueued: retryWorker.wake,
+  });
+  const intake = createIntake({ nc, namespace: config.NATS_NAMESPACE, db, logger, metrics: dispatcherMetrics, live });
+  const ownership = createPartitionOwnership({
+    pool: deps.database.pool,
+    namespace: config.NATS_NAMESPACE,
+    intervalMs: config.WEBHOOKS_REBALANCE_INTERVAL_MS,
+    logger,
+    async onAcquire(partition) {
+      await retryWorker.acquire(partition);
+      await intake.acquire(partition);
+    },
+    async onRelease(partition) {
+      await Promise.all([intake.release(partition), retryWorker.release(partition)]);
+    },
+    onChange: (owned) => dispatcherMetrics.partitionsOwned.set(owned),
+  });
+  const endpoints = createEndpointsService({
+    db,
+    config,
+    policy,
+    box,
+    history: (accountId, since) => accountEventsSince(nc, config.NATS_NAMESPACE, accountId, since),
+    wake: retryWorker.wake,
+  });
 
   let bus: Service | undefined;
   const timers: NodeJS.Timeout[] = [];
@@ -89,12 +143,23 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     }
   }
 
+  /** Before partitions, one consumer took every event; left alone it would only pile up. */
+  async function deleteUnpartitionedConsumer() {
+    const names = natsNames(config.NATS_NAMESPACE);
+    const jsm = await jetstreamManager(nc);
+    const removed = await jsm.consumers
+      .delete(names.streams.deliveryEvents, names.consumers.webhookDispatcherUnpartitioned)
+      .catch(() => false);
+    if (removed) logger.info("the unpartitioned delivery event consumer was deleted");
+  }
+
   return {
     app,
     async start() {
-      bus = await startEndpointsBus({ nc: deps.nats.nc, namespace: config.NATS_NAMESPACE, service: endpoints, logger });
-      await intake.start();
-      worker.start();
+      bus = await startEndpointsBus({ nc, namespace: config.NATS_NAMESPACE, service: endpoints, logger });
+      await deleteUnpartitionedConsumer();
+      retryWorker.start();
+      await ownership.start();
       timers.push(setInterval(measure, config.WEBHOOKS_STATS_INTERVAL_MS).unref());
       timers.push(setInterval(prune, PRUNE_INTERVAL_MS).unref());
       void measure();
@@ -104,8 +169,13 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       stopped = true;
       for (const timer of timers) clearInterval(timer);
       await bus?.stop().catch(() => {});
-      await intake.stop();
-      await worker.stop();
+      // Each partition is handed over cleanly: its POSTs in flight are recorded first.
+      await ownership.stop();
+      await retryWorker.stop();
+      await attemptLog.idle();
+      await parking.idle();
+      attemptLog.stop();
+      parking.stop();
       await client.close();
     },
   };

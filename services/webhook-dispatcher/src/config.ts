@@ -75,26 +75,31 @@ export const configSchema = Type.Object({
     default: 8,
     minimum: 1,
     maximum: 1000,
-    description: "POSTs in flight at once to one endpoint, over all replicas, so a slow endpoint delays only itself.",
+    description:
+      "POSTs in flight at once to one endpoint (one replica sends all of an account's), so a slow endpoint delays only itself.",
   }),
   WEBHOOKS_POLL_INTERVAL_MS: Type.Integer({
     default: 250,
     minimum: 10,
-    description: "How often due retries are looked for when nothing else wakes the worker.",
+    description: "How often due retries are looked for when nothing else wakes the retry worker.",
   }),
-  WEBHOOKS_ORDER_GRACE_MS: Type.Integer({
-    // Longer than the intake's 10 s acknowledgement wait: a predecessor held by a replica that
-    // died comes back after it, and its successor must not overtake it.
-    default: 12_000,
+  WEBHOOKS_MEMORY_WAIT_MS: Type.Integer({
+    default: 5000,
     minimum: 0,
     description:
-      "How long an event waits for its delivery's previous event to arrive before it is sent anyway; keep it above the intake's 10 s acknowledgement wait.",
+      "How long a webhook taken from the stream may wait for a free slot of its endpoint before it moves to the database queue (and its stream message is acknowledged).",
+  }),
+  WEBHOOKS_REBALANCE_INTERVAL_MS: Type.Integer({
+    default: 2000,
+    minimum: 10,
+    description:
+      "How often a replica counts the live replicas and takes or releases partitions of the delivery events to hold its share.",
   }),
   WEBHOOKS_MAX_PER_ACCOUNT: Type.Integer({ default: 20, minimum: 1, description: "Endpoints an account may have." }),
   WEBHOOKS_RETENTION_DAYS: Type.Integer({
     default: 30,
     minimum: 1,
-    description: "How long events and attempts are kept (replay reaches this far back).",
+    description: "How long attempts, finished queue messages and their events are kept.",
   }),
   WEBHOOKS_STATS_INTERVAL_MS: Type.Integer({
     default: 5000,

@@ -98,9 +98,9 @@ describe("a dispatcher killed with SIGKILL mid-stream", () => {
     await waitFor(
       async () => {
         const row = await database.db
-          .selectFrom("messages")
-          .select((eb) => eb.fn.countAll<number>().as("delivered"))
-          .where("state", "=", "delivered")
+          .selectFrom("attempts")
+          .select((eb) => eb.fn.count<number>("event_id").distinct().as("delivered"))
+          .where("outcome", "=", "delivered")
           .executeTakeFirstOrThrow();
         return Number(row.delivered) === events.length;
       },

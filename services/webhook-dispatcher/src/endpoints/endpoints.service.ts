@@ -4,6 +4,7 @@
  * takes the caller's account id; an endpoint of another account is not found.
  */
 import {
+  DELIVERY_EVENTS_RETENTION_DAYS,
   formatTimestamp,
   type Webhook,
   type WebhookAttempt,
@@ -30,7 +31,10 @@ import {
   webhookDisabled,
   webhookNotFound,
 } from "../errors.ts";
-import { deadLetterPending, lockQueues, settleQueues } from "../queue/queue.repository.ts";
+import { storedEvent } from "../intake/delivery-event.ts";
+import { deadLetterPending, type StoredEvent } from "../queue/queue.repository.ts";
+import type { PastEvent } from "../replay/event-history.ts";
+import { requeueEvents } from "../replay/replay.repository.ts";
 import type { SecretBox } from "../signing/secret-box.ts";
 import { generateSecret } from "../signing/signing.ts";
 import {
@@ -41,22 +45,24 @@ import {
   insertEndpoint,
   listAttempts,
   listEndpoints,
-  replayableDeliveries,
-  requeueEventsSince,
   updateEndpoint,
 } from "./endpoints.repository.ts";
 
 export interface EndpointsDeps {
   db: Kysely<DB>;
-  config: Pick<Config, "WEBHOOKS_MAX_PER_ACCOUNT" | "WEBHOOKS_ROTATION_OVERLAP_MS" | "WEBHOOKS_RETENTION_DAYS">;
+  config: Pick<Config, "WEBHOOKS_MAX_PER_ACCOUNT" | "WEBHOOKS_ROTATION_OVERLAP_MS">;
   policy: AddressPolicy;
   box: SecretBox;
-  /** Wakes the local worker when messages became due. */
+  /** An account's events since a time, from the stream (replay/event-history.ts). */
+  history(accountId: number, since: Date): AsyncIterable<PastEvent>;
+  /** Wakes the local retry worker when messages became due. */
   wake(): void;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 const SINCE_CLOCK_SKEW_MS = 5 * 60 * 1000;
+/** Events queued per transaction of a replay. */
+const REPLAY_BATCH = 500;
 
 export function createEndpointsService(deps: EndpointsDeps) {
   const { db, config, box } = deps;
@@ -121,23 +127,33 @@ export function createEndpointsService(deps: EndpointsDeps) {
       }));
     },
 
+    /**
+     * Queues again every event of the account since `since` that the endpoint subscribes to,
+     * read back from the stream; the partition's owner sends them, in order per delivery.
+     */
     async replay(request: WebhookReplayRequest): Promise<WebhookReplayAccepted> {
       const since = new Date(request.since);
-      if (Number.isNaN(since.getTime()) || Date.now() - since.getTime() > config.WEBHOOKS_RETENTION_DAYS * DAY_MS) {
-        throw sinceOutOfRange(config.WEBHOOKS_RETENTION_DAYS);
+      if (Number.isNaN(since.getTime()) || Date.now() - since.getTime() > DELIVERY_EVENTS_RETENTION_DAYS * DAY_MS) {
+        throw sinceOutOfRange(DELIVERY_EVENTS_RETENTION_DAYS);
       }
       // Ahead by more than a clock's drift: a time zone mistake, which would replay nothing.
       if (since.getTime() - Date.now() > SINCE_CLOCK_SKEW_MS) throw sinceInFuture();
-      const replayed = await db.transaction().execute(async (tx) => {
-        const endpoint = await owned(tx, request, { forUpdate: true });
-        if (endpoint.status === "disabled") throw webhookDisabled(endpoint.disabled_reason);
-        const deliveryIds = await replayableDeliveries(tx, endpoint, since);
-        if (deliveryIds.length === 0) return 0;
-        await lockQueues(tx, endpoint.id, deliveryIds);
-        const count = await requeueEventsSince(tx, endpoint, since);
-        await settleQueues(tx, endpoint.id, deliveryIds);
-        return count;
-      });
+      const endpoint = await owned(db, request);
+      if (endpoint.status === "disabled") throw webhookDisabled(endpoint.disabled_reason);
+      let replayed = 0;
+      let batch: StoredEvent[] = [];
+      const flush = async () => {
+        const events = batch;
+        batch = [];
+        await db.transaction().execute((tx) => requeueEvents(tx, endpoint, events));
+        replayed += events.length;
+      };
+      for await (const { event, body } of deps.history(endpoint.account_id, since)) {
+        if (endpoint.event_types && !endpoint.event_types.includes(event.type)) continue;
+        batch.push(storedEvent(event, body, null));
+        if (batch.length >= REPLAY_BATCH) await flush();
+      }
+      if (batch.length > 0) await flush();
       deps.wake();
       return { replayed };
     },

@@ -1,13 +1,16 @@
 /**
- * Queue intake: a durable JetStream pull consumer on DELIVERY_EVENTS, shared by every replica.
- * Each event is recorded (with one message per matching endpoint) and only then acknowledged;
- * a database failure naks it for redelivery, a malformed event is terminated. The consume()
- * call runs inside an outer loop that re-creates it after any failure.
+ * Intake: the delivery events of the partitions this replica owns, taken from their consumers
+ * (partition-consumer.ts) and handed to the stream path (worker/live-queues.ts) a batch at a
+ * time: each batch is checked, routed to its endpoints in one database round trip
+ * (intake.repository.ts) and its webhooks queued in stream order. An event's stream message is
+ * acknowledged once each of its webhooks is delivered and logged or committed to the database
+ * queue; an event with no endpoint to go to, or already handled for all of them, at once. A
+ * malformed event is terminated and logged. An event seen again while still in hand (a consumer
+ * recreated from its floor) joins the first copy and is acknowledged with it.
  */
-import { compileValidator, DeliveryEvent as DeliveryEventSchema, natsNames, SERVICE_NAMES } from "@dos/contracts";
+import { SERVICE_NAMES } from "@dos/contracts";
 import {
   contextFromNatsHeaders,
-  createDurableConsumer,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -16,112 +19,84 @@ import {
   traceparentOf,
   tracingEnabled,
 } from "@dos/service-kit";
-import { AckPolicy, type ConsumerMessages, DeliverPolicy, type JsMsg, jetstreamManager } from "@nats-io/jetstream";
-import { type NatsConnection, nanos } from "@nats-io/nats-core";
-import { type Static, Type } from "@sinclair/typebox";
+import type { JsMsg } from "@nats-io/jetstream";
+import type { NatsConnection } from "@nats-io/nats-core";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
-import type { Worker } from "../worker/worker.ts";
-import { type IncomingEvent, type IntakeOptions, recordEvents } from "./intake.repository.ts";
+import type { StoredEvent } from "../queue/queue.repository.ts";
+import type { LiveQueues } from "../worker/live-queues.ts";
+import { readDeliveryEvent, storedEvent } from "./delivery-event.ts";
+import { type RoutedEndpoint, routeEvents } from "./intake.repository.ts";
+import { createPartitionConsumer, type PartitionConsumer } from "./partition-consumer.ts";
 
-/**
- * What intake checks of an event: the envelope it stores and routes by, with a timestamp
- * PostgreSQL will take (a bad one would fail the whole batch, again and again). The payload goes
- * to receivers byte for byte; delivery-api's outbox tests check it against the full contract
- * where it is produced. Checking the whole Delivery here again cost about 15 µs per event.
- */
-const DeliveryEventEnvelope = Type.Composite([
-  Type.Omit(DeliveryEventSchema, ["payload", "occurred_at"]),
-  Type.Object({ occurred_at: Type.String({ format: "date-time" }), payload: Type.Object({}) }),
-]);
-type DeliveryEventEnvelope = Static<typeof DeliveryEventEnvelope>;
-const validateEvent = compileValidator<DeliveryEventEnvelope>(DeliveryEventEnvelope);
-/**
- * How long an event taken by a replica stays its own before JetStream hands it to another. A
- * replica that dies holding events unacknowledged delays them by this much, so the order grace
- * (WEBHOOKS_ORDER_GRACE_MS) must be longer: a successor then waits for its predecessor's
- * redelivery instead of overtaking it. A batch is recorded in one transaction, far below it.
- */
-export const INTAKE_ACK_WAIT_MS = 10_000;
-const RETRY_DELAY_MS = 1000;
 const MAX_BATCH = 500;
+const ROUTE_RETRY_MS = 1000;
 
-export interface IntakeConsumer {
-  start(): Promise<void>;
-  stop(): Promise<void>;
-  /** Events in the stream not yet taken in, and taken in but not acknowledged. */
+export interface Intake {
+  /** Starts consuming the partition (its consumer recreated from its floor). */
+  acquire(partition: number): Promise<void>;
+  /** Stops consuming it; resolves once its webhooks in flight are handled. */
+  release(partition: number): Promise<void>;
+  /** Events of the partitions owned not yet taken in, and taken in but not acknowledged. */
   lag(): Promise<{ pending: number; ackPending: number }>;
 }
 
-export function createIntakeConsumer(options: {
+/** An event in hand: its stream message(s), until all its webhooks are handled. */
+interface Entry {
+  event: StoredEvent;
+  partition: number;
+  msgs: JsMsg[];
+  /** Webhooks not handled yet. */
+  remaining: number;
+  span: Span | undefined;
+}
+
+export function createIntake(options: {
   nc: NatsConnection;
   namespace: string;
   db: Kysely<DB>;
   logger: Logger;
   metrics: DispatcherMetrics;
-  intake: IntakeOptions;
-  /** The local worker: intake leases due heads for its free slots and hands them over. */
-  worker: Pick<Worker, "reserve" | "adopt" | "wake">;
-}): IntakeConsumer {
-  const names = natsNames(options.namespace);
-  const stream = names.streams.deliveryEvents;
-  const durable = names.consumers.webhookDispatcher;
+  live: LiveQueues;
+}): Intake {
   const { logger, metrics } = options;
+  const consumers = new Map<number, PartitionConsumer>();
+  const entries = new Map<string, Entry>();
+  let waiting: Array<{ msg: JsMsg; partition: number }> = [];
+  let draining = false;
 
-  /** Records a batch in one transaction, then acknowledges it; a malformed event is terminated. */
-  async function handleBatch(batch: JsMsg[]) {
-    const valid: Array<{ msg: JsMsg; span: Span | undefined } & IncomingEvent> = [];
-    for (const msg of batch) {
-      let parsed: unknown;
+  function receive(msg: JsMsg, partition: number) {
+    waiting.push({ msg, partition });
+    startDraining();
+  }
+
+  function startDraining() {
+    if (draining) return;
+    draining = true;
+    void drain().finally(() => {
+      draining = false;
+      // Received after the last batch was taken but before this ran.
+      if (waiting.length > 0) startDraining();
+    });
+  }
+
+  async function drain() {
+    while (waiting.length > 0) {
+      const batch = waiting.splice(0, MAX_BATCH);
       try {
-        parsed = msg.json();
-      } catch {
-        parsed = undefined;
+        await handleBatch(batch);
+      } catch (error) {
+        logger.error({ err: error }, "delivery event batch failed; its events come back when their consumer restarts");
       }
-      const checked = validateEvent(parsed);
-      if (checked.ok) {
-        const span = intakeSpan(msg);
-        // The intake span's context is stored: each POST of the event is its child.
-        const traceparent = span ? traceparentOf(span) : traceparentHeader(msg.headers);
-        valid.push({ msg, event: checked.value, body: msg.string(), traceparent, span });
-        continue;
-      }
-      // It can never succeed; keeping it would only have it redelivered forever.
-      logger.error(
-        { subject: msg.subject, seq: msg.seq, errors: checked.errors.slice(0, 3) },
-        "malformed delivery event dropped",
-      );
-      metrics.eventsReceived.inc({ result: "malformed" });
-      msg.term("malformed delivery event");
     }
-    if (valid.length === 0) return;
-    const endSpans = (failed: boolean) => {
-      for (const { span } of valid) {
-        if (failed) span?.setStatus({ code: SpanStatusCode.ERROR });
-        span?.end();
-      }
-    };
-    const reservation = options.worker.reserve();
-    try {
-      const claimed = await recordEvents(options.db, valid, options.intake, reservation);
-      options.worker.adopt(reservation, claimed);
-      // Nothing leased here (no free slot, or another replica claiming the endpoint): what was
-      // queued is the worker's to claim. Otherwise the worker's next cycle claims the rest.
-      if (claimed.length === 0) options.worker.wake();
-      for (const { msg } of valid) msg.ack();
-      endSpans(false);
-      metrics.eventsReceived.inc({ result: "recorded" }, valid.length);
-    } catch (error) {
-      options.worker.adopt(reservation, []);
-      // Naked in arrival order, the events come back in that order once the database answers.
-      logger.warn({ err: error, events: valid.length }, "cannot record delivery events; they will be redelivered");
-      metrics.eventsReceived.inc({ result: "failed" }, valid.length);
-      endSpans(true);
-      for (const { msg } of valid) msg.nak(RETRY_DELAY_MS);
-      await new Promise((resolve) => setTimeout(resolve, RETRY_DELAY_MS / 10));
-    }
+  }
+
+  function finish(entry: Entry) {
+    for (const msg of entry.msgs) msg.ack();
+    if (entries.get(entry.event.id) === entry) entries.delete(entry.event.id);
+    entry.span?.end();
   }
 
   /** The span of one event's intake, a child of the publish span in its headers; none when not traced. */
@@ -134,71 +109,124 @@ export function createIntakeConsumer(options: {
     });
   }
 
-  /**
-   * Takes messages as they arrive and records whatever has gathered while the previous batch
-   * was being written: one event alone is written at once, a burst in a few transactions.
-   */
-  async function drainInBatches(messages: ConsumerMessages) {
-    const waiting: JsMsg[] = [];
-    let signal: (() => void) | undefined;
-    let ended = false;
-    let failure: unknown;
-    const pump = (async () => {
-      try {
-        for await (const msg of messages) {
-          waiting.push(msg);
-          signal?.();
-        }
-      } catch (error) {
-        failure = error;
-      } finally {
-        ended = true;
-        signal?.();
-      }
-    })();
-    while (waiting.length > 0 || !ended) {
-      if (waiting.length === 0) {
-        await new Promise<void>((resolve) => {
-          signal = resolve;
-        });
-        signal = undefined;
+  async function handleBatch(batch: Array<{ msg: JsMsg; partition: number }>) {
+    const fresh: Entry[] = [];
+    for (const { msg, partition } of batch) {
+      if (!consumers.has(partition)) continue; // released: the next owner takes it
+      const read = readDeliveryEvent(msg, partition);
+      if (!read.ok) {
+        // It can never succeed; keeping it would only have it redelivered forever.
+        logger.error(
+          { subject: msg.subject, seq: msg.seq, problems: read.problems },
+          "malformed delivery event dropped",
+        );
+        metrics.eventsReceived.inc({ result: "malformed" });
+        msg.term("malformed delivery event");
         continue;
       }
-      await handleBatch(waiting.splice(0, MAX_BATCH));
+      const seen = entries.get(read.event.id);
+      if (seen) {
+        seen.msgs.push(msg);
+        continue;
+      }
+      const span = intakeSpan(msg);
+      const entry: Entry = {
+        // The intake span's context is kept: each POST of the event is its child.
+        event: storedEvent(read.event, read.body, span ? traceparentOf(span) : traceparentHeader(msg.headers)),
+        partition,
+        msgs: [msg],
+        remaining: 0,
+        span,
+      };
+      entries.set(read.event.id, entry);
+      fresh.push(entry);
     }
-    await pump;
-    if (failure) throw failure;
+    if (fresh.length === 0) return;
+
+    const routedAt = performance.now();
+    const routes = await routeWithRetries(fresh);
+    if (!routes) return;
+    const byEvent = Map.groupBy(routes, (route) => route.event_id);
+    for (const entry of fresh) {
+      if (!consumers.has(entry.partition) || entries.get(entry.event.id) !== entry) continue;
+      const targets = (byEvent.get(entry.event.id) ?? []).filter((route) => !route.handled);
+      entry.remaining = targets.length;
+      if (targets.length === 0) finish(entry);
+      for (const endpoint of targets) {
+        options.live.add(
+          {
+            event: entry.event,
+            endpoint,
+            partition: entry.partition,
+            handled: () => {
+              if (--entry.remaining === 0) finish(entry);
+            },
+          },
+          { queued: endpoint.queued, routedAt },
+        );
+      }
+    }
+    metrics.eventsReceived.inc({ result: "recorded" }, fresh.length);
   }
 
-  const durableConsumer = createDurableConsumer({
-    nc: options.nc,
-    stream,
-    config: {
-      durable_name: durable,
-      ack_policy: AckPolicy.Explicit,
-      deliver_policy: DeliverPolicy.All,
-      filter_subject: names.subjects.deliveryEventsAll,
-      ack_wait: nanos(INTAKE_ACK_WAIT_MS),
-      max_deliver: -1,
-      max_ack_pending: 1000,
-      description: "webhook-dispatcher: every delivery event, shared by the replicas",
-    },
-    logger,
-    label: "delivery event",
-    retryMs: RETRY_DELAY_MS,
-    drain: drainInBatches,
-  });
+  /** Routes the batch, waiting out a database outage; null when its partitions were all released meanwhile. */
+  async function routeWithRetries(fresh: Entry[]): Promise<RoutedEndpoint[] | null> {
+    for (;;) {
+      try {
+        return await routeEvents(
+          options.db,
+          fresh.map((entry) => entry.event),
+        );
+      } catch (error) {
+        logger.warn({ err: error, events: fresh.length }, "cannot route delivery events; retrying");
+        metrics.eventsReceived.inc({ result: "failed" }, fresh.length);
+        fresh.forEach((entry) => {
+          entry.span?.setStatus({ code: SpanStatusCode.ERROR });
+        });
+        await new Promise((resolve) => setTimeout(resolve, ROUTE_RETRY_MS));
+        if (!fresh.some((entry) => consumers.has(entry.partition))) return null;
+      }
+    }
+  }
 
   return {
-    async start() {
-      await durableConsumer.ensure();
-      durableConsumer.start();
+    async acquire(partition) {
+      const consumer = createPartitionConsumer({
+        nc: options.nc,
+        namespace: options.namespace,
+        partition,
+        logger,
+        onMessage: (msg) => receive(msg, partition),
+      });
+      consumers.set(partition, consumer);
+      try {
+        await consumer.start();
+      } catch (error) {
+        consumers.delete(partition);
+        throw error;
+      }
     },
-    stop: () => durableConsumer.stop(),
+    async release(partition) {
+      const consumer = consumers.get(partition);
+      consumers.delete(partition);
+      await consumer?.stop();
+      waiting = waiting.filter((item) => item.partition !== partition);
+      for (const [id, entry] of entries) {
+        if (entry.partition !== partition) continue;
+        entries.delete(id);
+        entry.span?.end();
+      }
+      await options.live.release(partition);
+    },
     async lag() {
-      const jsm = await jetstreamManager(options.nc);
-      const info = await jsm.consumers.info(stream, durable);
-      return { pending: info.num_pending, ackPending: info.num_ack_pending };
+      let pending = 0;
+      let ackPending = 0;
+      for (const consumer of consumers.values()) {
+        const lag = await consumer.lag();
+        pending += lag.pending;
+        ackPending += lag.ackPending;
+      }
+      return { pending, ackPending };
     },
   };
 }

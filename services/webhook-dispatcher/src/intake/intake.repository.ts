@@ -1,50 +1,46 @@
 /**
- * Intake of delivery events, a batch at a time: each event is stored once, and one message per
- * matching enabled endpoint of its account is queued, all in one transaction (idempotent on the
- * event id, so a redelivered event queues nothing twice). Set-based statements keep the cost per
- * batch, not per event.
+ * Routing a batch of delivery events in one round trip: for each event, the enabled endpoints of
+ * its account that want its kind, and for each such endpoint whether the event was already
+ * handled for it (an attempt is logged or a message queued: a redelivery or a re-publish) and
+ * whether the endpoint's queue for that delivery holds pending messages in the database (then
+ * the event must queue behind them).
  */
-import type { DeliveryEvent } from "@dos/contracts";
-import { type Kysely, sql } from "kysely";
-import type { DB } from "../db/database.ts";
-import type { ClaimedMessage, ClaimOptions } from "../queue/queue.repository.ts";
+import { sql } from "kysely";
+import type { Db } from "../db/database.ts";
+import type { DeliveryEventEnvelope } from "./delivery-event.ts";
 
-export interface IntakeOptions {
-  /** How long a message waits for its delivery's previous event when that one has not arrived. */
-  orderGraceMs: number;
+/** An endpoint an event goes to, with what its POST needs. */
+export interface RoutedEndpoint {
+  event_id: string;
+  endpoint_id: string;
+  url: string;
+  secret_ciphertext: string;
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: Date | null;
+  /** Already delivered or queued for this endpoint. */
+  handled: boolean;
+  /** The endpoint's queue for the event's delivery holds pending messages. */
+  queued: boolean;
 }
 
-export interface IncomingEvent {
-  /** The envelope's fields; the payload is only in `body`. */
-  event: Pick<DeliveryEvent, "id" | "account_id" | "delivery_id" | "sequence" | "type" | "occurred_at">;
-  /** The exact bytes published: the body every attempt POSTs and signs. */
-  body: string;
-  /** The trace context its POSTs continue; null when it came untraced. */
-  traceparent: string | null;
-}
+export type RoutableEvent = Pick<DeliveryEventEnvelope, "id" | "account_id" | "delivery_id"> & { type: string };
 
-/**
- * Records the events and queues their messages (`take_in`, migration 0005), then leases due
- * heads of the batch's endpoints for the slots given (`take_in_and_claim`, migration 0006), in
- * one round trip; returns the messages leased, for this process to send at once. Commits with
- * the full durability guarantee: the commit lets the events be acknowledged to JetStream.
- */
-export async function recordEvents(
-  db: Kysely<DB>,
-  incoming: IncomingEvent[],
-  options: IntakeOptions,
-  claim: ClaimOptions,
-): Promise<ClaimedMessage[]> {
-  if (incoming.length === 0) return [];
-  const column = <T>(pick: (i: IncomingEvent) => T) => incoming.map(pick);
-  const { rows } = await sql<ClaimedMessage>`
-    select * from take_in_and_claim(
-      ${column((i) => i.event.id)}::uuid[], ${column((i) => i.event.account_id)}::bigint[],
-      ${column((i) => i.event.delivery_id)}::bigint[], ${column((i) => i.event.sequence)}::int[],
-      ${column((i) => i.event.type)}::text[], ${column((i) => i.body)}::text[], ${column((i) => i.traceparent)}::text[],
-      ${column((i) => i.event.occurred_at)}::timestamptz[], ${options.orderGraceMs}::float8,
-      ${claim.slots}::int, ${claim.perEndpoint}::int, ${claim.perSlot}::int, ${claim.leaseMs}::float8,
-      ${claim.stepMs}::float8)
+export async function routeEvents(db: Db, events: RoutableEvent[]): Promise<RoutedEndpoint[]> {
+  if (events.length === 0) return [];
+  const column = <T>(pick: (e: RoutableEvent) => T) => events.map(pick);
+  const { rows } = await sql<RoutedEndpoint>`
+    select ev.event_id, e.id as endpoint_id, e.url, e.secret_ciphertext, e.previous_secret_ciphertext,
+      e.previous_secret_expires_at,
+      exists (select 1 from attempts a where a.event_id = ev.event_id and a.endpoint_id = e.id)
+        or exists (select 1 from messages m where m.endpoint_id = e.id and m.event_id = ev.event_id) as handled,
+      exists (select 1 from messages m
+        where m.endpoint_id = e.id and m.delivery_id = ev.delivery_id and m.state = 'pending') as queued
+    from unnest(${column((e) => e.id)}::uuid[], ${column((e) => e.account_id)}::bigint[],
+      ${column((e) => e.delivery_id)}::bigint[], ${column((e) => e.type)}::text[])
+      as ev(event_id, account_id, delivery_id, type)
+    join endpoints e on e.account_id = ev.account_id and e.deleted_at is null and e.status = 'enabled'
+      and (e.event_types is null or ev.type = any(e.event_types))
+    order by e.created_at, e.id
   `.execute(db);
   return rows;
 }

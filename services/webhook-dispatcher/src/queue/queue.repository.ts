@@ -1,9 +1,11 @@
 /**
- * The per-endpoint delivery queue. The messages of one (endpoint, delivery) form a queue in
- * `sequence` order, and only its head carries a `next_attempt_at`: workers claim only heads, so
- * an event is never sent before the earlier events of its delivery are delivered or
- * dead-lettered for that endpoint, however many replicas claim at once. Every change to a
- * queue's membership holds the queue's advisory lock and then settles the queue.
+ * The queue in PostgreSQL, for the webhooks that cannot go straight from the stream: one that
+ * failed (and waits for its retry), the events of its delivery after it, one that waited too
+ * long for its endpoint, and replays. The messages of one (endpoint, delivery) form a queue in
+ * `sequence` order, and only its head carries a `next_attempt_at`: the owner of the partition
+ * claims only heads, so an event is never sent before the earlier events of its delivery are
+ * delivered or dead-lettered for that endpoint. Every change to a queue's membership holds the
+ * queue's advisory lock and then settles the queue.
  */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
@@ -17,124 +19,217 @@ export interface QueueRef {
  * Takes the advisory locks of queues (`lock_queues`, migration 0002), always in one global
  * order, so two transactions locking several queues never deadlock. Re-entrant in a transaction.
  */
-export async function lockQueuePairs(tx: Db, queues: QueueRef[]): Promise<void> {
+export async function lockQueues(tx: Db, queues: QueueRef[]): Promise<void> {
   if (queues.length === 0) return;
   await sql`select lock_queues(${queues.map((q) => q.endpoint_id)}::uuid[], ${queues.map((q) => q.delivery_id)}::bigint[])`.execute(
     tx,
   );
 }
 
-/** Takes the advisory locks of the queues of one endpoint. */
-export async function lockQueues(tx: Db, endpointId: string, deliveryIds: number[]): Promise<void> {
-  await lockQueuePairs(
-    tx,
-    deliveryIds.map((delivery_id) => ({ endpoint_id: endpointId, delivery_id })),
-  );
-}
-
 /**
- * Settles the queues given (`settle_queues`, migration 0002): the lowest pending message of each
- * becomes its head, unless the current head has already been tried or is being sent.
+ * Settles the queues given (`settle_queues`, migrations 0002 and 0008): the lowest pending
+ * message of each becomes its head, unless the current head has already been tried or is being
+ * sent.
  */
-export async function settleQueuePairs(tx: Db, queues: QueueRef[]): Promise<void> {
+export async function settleQueues(tx: Db, queues: QueueRef[]): Promise<void> {
   if (queues.length === 0) return;
   await sql`select settle_queues(${queues.map((q) => q.endpoint_id)}::uuid[], ${queues.map((q) => q.delivery_id)}::bigint[])`.execute(
     tx,
   );
 }
 
-/** Settles the queues of one endpoint. */
-export async function settleQueues(tx: Db, endpointId: string, deliveryIds: number[]): Promise<void> {
-  await settleQueuePairs(
-    tx,
-    deliveryIds.map((delivery_id) => ({ endpoint_id: endpointId, delivery_id })),
-  );
+/** An event as the queue stores it: what a later attempt needs to send it again. */
+export interface StoredEvent {
+  id: string;
+  account_id: number;
+  delivery_id: number;
+  sequence: number;
+  type: string;
+  /** The exact bytes published: the body every attempt POSTs and signs. */
+  body: string;
+  occurred_at: string;
+  traceparent: string | null;
 }
 
-/** A message claimed by a worker, with what it needs to send it. */
-export interface ClaimedMessage {
-  id: number;
+/** Stores events not stored yet (their id decides). */
+export async function storeEvents(tx: Db, events: StoredEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const column = <T>(pick: (e: StoredEvent) => T) => events.map(pick);
+  await sql`
+    insert into events (id, account_id, delivery_id, sequence, type, body, occurred_at, traceparent)
+    select * from unnest(${column((e) => e.id)}::uuid[], ${column((e) => e.account_id)}::bigint[],
+      ${column((e) => e.delivery_id)}::bigint[], ${column((e) => e.sequence)}::int[], ${column((e) => e.type)}::text[],
+      ${column((e) => e.body)}::text[], ${column((e) => e.occurred_at)}::timestamptz[],
+      ${column((e) => e.traceparent)}::text[])
+    on conflict (id) do nothing
+  `.execute(tx);
+}
+
+/** A message to queue: one event for one endpoint. */
+export interface NewMessage {
   endpoint_id: string;
   event_id: string;
   delivery_id: number;
   sequence: number;
+  partition: number;
+}
+
+/**
+ * Queues messages (their events stored first) and answers their ids in the order given. A
+ * message already queued for that endpoint and event keeps its state. One for an endpoint
+ * disabled or deleted meanwhile is dead-lettered at once. The caller holds the queues' locks
+ * and settles them afterwards.
+ */
+export async function queueMessages(tx: Db, messages: NewMessage[]): Promise<number[]> {
+  if (messages.length === 0) return [];
+  const column = <T>(pick: (m: NewMessage) => T) => messages.map(pick);
+  const { rows } = await sql<{ id: number; endpoint_id: string; event_id: string }>`
+    insert into messages as m (endpoint_id, event_id, delivery_id, sequence, partition, state, dead_reason, finished_at)
+    select x.endpoint_id, x.event_id, x.delivery_id, x.sequence, x.partition,
+      case when e.status = 'enabled' and e.deleted_at is null then 'pending' else 'dead' end,
+      case when e.deleted_at is not null then 'endpoint deleted'
+           when e.status <> 'enabled' then 'endpoint disabled: ' || coalesce(e.disabled_reason, 'by the operator') end,
+      case when e.status = 'enabled' and e.deleted_at is null then null else now() end
+    from unnest(${column((m) => m.endpoint_id)}::uuid[], ${column((m) => m.event_id)}::uuid[],
+      ${column((m) => m.delivery_id)}::bigint[], ${column((m) => m.sequence)}::int[], ${column((m) => m.partition)}::smallint[])
+      as x(endpoint_id, event_id, delivery_id, sequence, partition)
+    join endpoints e on e.id = x.endpoint_id
+    -- A no-op update, so that the row's id comes back either way.
+    on conflict (endpoint_id, event_id) do update set partition = excluded.partition
+    returning m.id, m.endpoint_id, m.event_id
+  `.execute(tx);
+  const ids = new Map(rows.map((row) => [`${row.endpoint_id}/${row.event_id}`, row.id]));
+  return messages.map((m) => ids.get(`${m.endpoint_id}/${m.event_id}`) ?? 0);
+}
+
+/** The queues among those given that hold pending messages. */
+export async function busyQueues(tx: Db, queues: QueueRef[]): Promise<Set<string>> {
+  if (queues.length === 0) return new Set();
+  const { rows } = await sql<QueueRef>`
+    select distinct q.endpoint_id, q.delivery_id
+    from unnest(${queues.map((q) => q.endpoint_id)}::uuid[], ${queues.map((q) => q.delivery_id)}::bigint[])
+      as q(endpoint_id, delivery_id)
+    where exists (select 1 from messages m
+      where m.endpoint_id = q.endpoint_id and m.delivery_id = q.delivery_id and m.state = 'pending')
+  `.execute(tx);
+  return new Set(rows.map(queueKey));
+}
+
+export const queueKey = (queue: QueueRef) => `${queue.endpoint_id}/${queue.delivery_id}`;
+
+/** A message claimed by its partition's owner, with what it needs to send it. */
+export interface ClaimedMessage {
+  id: number;
+  endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  delivery_id: number;
+  sequence: number;
+  partition: number;
   attempts: number;
   url: string;
   secret_ciphertext: string;
   previous_secret_ciphertext: string | null;
   previous_secret_expires_at: Date | null;
   body: string;
-  /** The slot's lease token: recording the attempt needs it still to be the message's. */
+  traceparent: string | null;
+  /** The claim's token: recording the attempt needs it still to be the message's. */
   lease_token: string;
-  /** Place in the slot's sending order, from 0. */
-  slot_position: number;
 }
 
-/** A delivered attempt, to be recorded by `finishAndClaim`. */
-export interface DeliveredAttempt {
+/**
+ * Leases due queue heads of the partitions given, the longest due first, skipping those being
+ * sent here. The lease only marks a message as taken: a partition has one owner, and a new owner
+ * clears its leases (`clearLeases`).
+ */
+export async function claimDue(
+  db: Db,
+  partitions: number[],
+  limit: number,
+  sending: number[],
+  leaseMs: number,
+): Promise<ClaimedMessage[]> {
+  if (partitions.length === 0 || limit <= 0) return [];
+  const { rows } = await sql<ClaimedMessage>`
+    with due as (
+      select m.id from messages m
+      where m.partition = any(${partitions}::smallint[]) and m.state = 'pending' and m.next_attempt_at <= now()
+        and (m.lease_until is null or m.lease_until <= now()) and m.id <> all(${sending}::bigint[])
+      order by m.next_attempt_at
+      limit ${limit}
+      for update of m skip locked
+    )
+    update messages m
+    set lease_until = now() + make_interval(secs => ${leaseMs / 1000}::float8), lease_token = gen_random_uuid()
+    from due, endpoints e, events ev
+    where m.id = due.id and e.id = m.endpoint_id and ev.id = m.event_id
+      and e.status = 'enabled' and e.deleted_at is null
+    returning m.id, m.endpoint_id, m.event_id, ev.type as event_type, m.delivery_id, m.sequence, m.partition,
+      m.attempts, e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.body,
+      ev.traceparent, m.lease_token
+  `.execute(db);
+  return rows;
+}
+
+/** Clears the leases of a partition's messages: its new owner sends whatever they held. */
+export async function clearLeases(db: Db, partition: number): Promise<void> {
+  await sql`
+    update messages set lease_until = null, lease_token = null
+    where partition = ${partition} and state = 'pending' and lease_until is not null
+  `.execute(db);
+}
+
+/** A queued message delivered (2xx), to be recorded by `recordQueuedDelivered`. */
+export interface QueuedDelivery {
   message: ClaimedMessage;
   attemptedAt: Date;
   durationMs: number;
   statusCode: number;
 }
 
-export interface ClaimOptions {
-  /** Slots to open at most: POSTs this process may start at once. */
-  slots: number;
-  /** Slots per endpoint (POSTs in flight to it), counted over every replica's leases. */
-  perEndpoint: number;
-  /** Messages per slot at most, sent one after the other. */
-  perSlot: number;
-  /** Lease of a slot's first message; each later one gets `stepMs` more. */
-  leaseMs: number;
-  stepMs: number;
-}
-
 /**
- * Writes of the worker (leases, attempt records) need not wait for the WAL flush: if the
- * database loses the last instants of them in a crash, the message is only sent again, with
- * the same webhook-id, which receivers must accept anyway. Intake, whose commit lets the event
- * be acknowledged to JetStream, keeps the full guarantee.
+ * Records queued messages delivered: the messages (still leased with their claim's token) are
+ * done, their endpoints' failure runs end, the attempts are logged, and the next message of each
+ * queue becomes its head.
  */
-export async function relaxDurability(tx: Db): Promise<void> {
-  await sql`set local synchronous_commit = off`.execute(tx);
+export async function recordQueuedDelivered(tx: Db, delivered: QueuedDelivery[]): Promise<void> {
+  if (delivered.length === 0) return;
+  const column = <T>(pick: (d: QueuedDelivery) => T) => delivered.map(pick);
+  const queues = delivered.map((d) => d.message);
+  await lockQueues(tx, queues);
+  await sql`
+    with done as (
+      update messages m
+      set attempts = m.attempts + 1, lease_until = null, lease_token = null, state = 'delivered',
+          next_attempt_at = null, finished_at = x.at
+      from unnest(${column((d) => d.message.id)}::bigint[], ${column((d) => d.message.lease_token)}::uuid[],
+        ${column((d) => d.attemptedAt.toISOString())}::timestamptz[]) as x(id, token, at)
+      where m.id = x.id and m.lease_token = x.token and m.state = 'pending'
+      returning m.id
+    ), logged as (
+      insert into attempts (message_id, endpoint_id, event_id, event_type, delivery_id, sequence, attempt,
+        attempted_at, duration_ms, status_code, outcome)
+      select x.id, x.endpoint, x.event, x.type, x.delivery, x.sequence, x.attempt, x.at, x.ms, x.status, 'delivered'
+      from unnest(${column((d) => d.message.id)}::bigint[], ${column((d) => d.message.endpoint_id)}::uuid[],
+        ${column((d) => d.message.event_id)}::uuid[], ${column((d) => d.message.event_type)}::text[],
+        ${column((d) => d.message.delivery_id)}::bigint[], ${column((d) => d.message.sequence)}::int[],
+        ${column((d) => d.message.attempts + 1)}::int[], ${column((d) => d.attemptedAt.toISOString())}::timestamptz[],
+        ${column((d) => d.durationMs)}::int[], ${column((d) => d.statusCode)}::int[])
+        as x(id, endpoint, event, type, delivery, sequence, attempt, at, ms, status)
+    )
+    update endpoints set failing_since = null
+    where id = any(${column((d) => d.message.endpoint_id)}::uuid[]) and failing_since is not null
+  `.execute(tx);
+  await settleQueues(tx, queues);
 }
 
-/**
- * One worker cycle in one round trip (`finish_and_claim`, migrations 0002 and 0010): leases due
- * heads of enabled endpoints for the free slots, oldest first (see `claim_due`), then records the
- * delivered attempts and leases the next message of each of their queues to the slot that
- * delivered (`continue_queues`); the other queues move to their next heads. Returns both kinds of
- * leased messages. Commits relaxed (see relaxDurability).
- */
-export async function finishAndClaim(
-  db: Db,
-  delivered: DeliveredAttempt[],
-  /** The slots (lease tokens) to continue with the next message of their queues. */
-  continuing: ReadonlySet<string>,
-  options: ClaimOptions,
-): Promise<ClaimedMessage[]> {
-  const column = <T>(pick: (d: DeliveredAttempt) => T) => delivered.map(pick);
-  const { rows } = await sql<ClaimedMessage>`
-    select * from finish_and_claim(
-      ${column((d) => d.message.id)}::bigint[], ${column((d) => d.message.lease_token)}::uuid[],
-      ${column((d) => d.message.endpoint_id)}::uuid[], ${column((d) => d.message.delivery_id)}::bigint[],
-      ${column((d) => d.message.attempts + 1)}::int[], ${column((d) => d.attemptedAt.toISOString())}::timestamptz[],
-      ${column((d) => d.durationMs)}::int[], ${column((d) => d.statusCode)}::int[],
-      ${column((d) => (continuing.has(d.message.lease_token) ? d.message.lease_token : null))}::uuid[],
-      ${options.slots}::int, ${options.perEndpoint}::int, ${options.perSlot}::int, ${options.leaseMs}::float8,
-      ${options.stepMs}::float8)
-  `.execute(db);
-  return rows;
-}
-
-/** Gives back the leases of messages leased and not sent (the worker stops): others may take them at once. */
+/** Gives back the leases of messages claimed and not sent (stopping): they are sent later. */
 export async function releaseLeases(db: Db, messages: ClaimedMessage[]): Promise<void> {
+  if (messages.length === 0) return;
   await sql`
     update messages m set lease_until = null, lease_token = null
     from unnest(${messages.map((m) => m.id)}::bigint[], ${messages.map((m) => m.lease_token)}::uuid[]) as x(id, token)
-    where m.id = any(${messages.map((m) => m.id)}::bigint[]) and m.id = x.id and m.lease_token = x.token
-      and m.state = 'pending'
+    where m.id = x.id and m.lease_token = x.token and m.state = 'pending'
   `.execute(db);
 }
 

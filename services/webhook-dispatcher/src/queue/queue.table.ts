@@ -23,6 +23,8 @@ export interface MessagesTable {
   event_id: string;
   delivery_id: number;
   sequence: number;
+  /** The partition of the endpoint's account: only its owner claims the message. */
+  partition: number;
   state: ColumnType<MessageState, MessageState | undefined>;
   attempts: ColumnType<number, number | undefined>;
   not_before: Timestamp;
@@ -38,8 +40,13 @@ export type AttemptOutcome = "delivered" | "retrying" | "dead_lettered";
 
 export interface AttemptsTable {
   id: Generated<number>;
-  message_id: number;
+  /** The queued message tried; null for a webhook sent straight from the stream. */
+  message_id: number | null;
   endpoint_id: string;
+  event_id: string;
+  event_type: string;
+  delivery_id: number;
+  sequence: number;
   attempt: number;
   attempted_at: Date;
   duration_ms: number;

@@ -1,6 +1,7 @@
 /**
- * Retention: events, finished messages and attempts older than WEBHOOKS_RETENTION_DAYS are
- * deleted in small batches, so replay reaches that far back and the tables stay bounded.
+ * Retention: attempts, finished queue messages and events older than WEBHOOKS_RETENTION_DAYS are
+ * deleted in small batches, so the tables stay bounded. (Replays read DELIVERY_EVENTS, which
+ * keeps its own 30 days.)
  */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
@@ -15,10 +16,7 @@ export async function pruneExpired(db: Db, retentionDays: number): Promise<numbe
   `.execute(db);
   const messages = await sql`
     delete from messages where id in (
-      select m.id from messages m
-      where m.state <> 'pending' and m.finished_at < ${cutoff}
-        and not exists (select 1 from attempts a where a.message_id = m.id)
-      limit ${BATCH})
+      select id from messages where state <> 'pending' and finished_at < ${cutoff} limit ${BATCH})
   `.execute(db);
   const events = await sql`
     delete from events where id in (

@@ -1,67 +1,94 @@
 /**
- * Records failed attempts, a batch per transaction: the attempt log rows, the messages' new
- * states, the endpoints' health (a 410 or a failure run longer than the limit disables the
- * endpoint and dead-letters its pending messages) and the next head of each queue that moved.
- * Delivered attempts, the common case, are recorded by `finishAndClaim` in the worker's cycle.
+ * The attempt log. A webhook delivered straight from the stream leaves only its attempt row,
+ * written in batches (`logDelivered`). A failed attempt is recorded with its queued message
+ * (`recordFailures`): the message's new state, the endpoint's health (a 410 or a failure run
+ * longer than the limit disables the endpoint and dead-letters its pending messages) and the
+ * next head of each queue that moved.
  */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
-import type { PostResult } from "../delivery-http/webhook-client.ts";
-import {
-  type ClaimedMessage,
-  deadLetterPending,
-  lockQueuePairs,
-  relaxDurability,
-  settleQueuePairs,
-} from "../queue/queue.repository.ts";
+import { deadLetterPending, lockQueues, settleQueues } from "../queue/queue.repository.ts";
 import type { AttemptDecision } from "./retry-policy.ts";
+import type { SentAttempt } from "./sender.ts";
 
-export interface AttemptInput {
-  /** Recorded only while its lease token is still the message's: one leased anew is left alone. */
-  message: ClaimedMessage;
+/** The event an attempt was about, as the attempt log shows it. */
+export interface AttemptedEvent {
+  endpointId: string;
+  eventId: string;
+  eventType: string;
+  deliveryId: number;
+  sequence: number;
+}
+
+/** A first attempt delivered straight from the stream. */
+export interface DeliveredAttempt extends AttemptedEvent {
   attemptedAt: Date;
-  result: PostResult;
-  decision: AttemptDecision;
+  durationMs: number;
+  statusCode: number;
+}
+
+/** Logs delivered first attempts in one statement; the endpoints' failure runs end. */
+export async function logDelivered(db: Db, attempts: DeliveredAttempt[]): Promise<void> {
+  if (attempts.length === 0) return;
+  const column = <T>(pick: (a: DeliveredAttempt) => T) => attempts.map(pick);
+  await sql`
+    with logged as (
+      insert into attempts (endpoint_id, event_id, event_type, delivery_id, sequence, attempt, attempted_at,
+        duration_ms, status_code, outcome)
+      select x.endpoint, x.event, x.type, x.delivery, x.sequence, 1, x.at, x.ms, x.status, 'delivered'
+      from unnest(${column((a) => a.endpointId)}::uuid[], ${column((a) => a.eventId)}::uuid[],
+        ${column((a) => a.eventType)}::text[], ${column((a) => a.deliveryId)}::bigint[],
+        ${column((a) => a.sequence)}::int[], ${column((a) => a.attemptedAt.toISOString())}::timestamptz[],
+        ${column((a) => a.durationMs)}::int[], ${column((a) => a.statusCode)}::int[])
+        as x(endpoint, event, type, delivery, sequence, at, ms, status)
+    )
+    update endpoints set failing_since = null
+    where id = any(${column((a) => a.endpointId)}::uuid[]) and failing_since is not null
+  `.execute(db);
+}
+
+/** A failed attempt of a queued message. */
+export interface FailedAttempt extends AttemptedEvent {
+  messageId: number;
+  /** The claim's token; null for a message queued by this very transaction. */
+  leaseToken: string | null;
+  /** This attempt's number, 1 for the first. */
+  attempt: number;
+  sent: SentAttempt;
 }
 
 export interface RecordedAttempt {
   /** The outcome written, after the endpoint's health had its say. */
-  outcome: AttemptDecision["outcome"];
+  outcome: Exclude<AttemptDecision["outcome"], "delivered">;
   /** Why the endpoint was disabled by this attempt, if it was. */
   disabledReason: string | null;
   /** Other pending messages dead-lettered because the endpoint was disabled. */
   alsoDeadLettered: number;
 }
 
-/** Records a batch of failed attempts in the transaction; answers in the order given. */
+/** Records failed attempts in the transaction; answers in the order given. */
 export async function recordFailures(
   tx: Db,
-  inputs: AttemptInput[],
+  failures: FailedAttempt[],
   disableAfterMs: number,
 ): Promise<RecordedAttempt[]> {
-  await relaxDurability(tx);
-  await lockQueuePairs(
-    tx,
-    inputs.map((i) => i.message),
-  );
+  const queueOf = (f: FailedAttempt) => ({ endpoint_id: f.endpointId, delivery_id: f.deliveryId });
+  await lockQueues(tx, failures.map(queueOf));
   // Endpoint rows are locked in id order, so two batches never wait on each other in a circle.
-  const sorted = [...inputs].sort((a, b) => (a.message.endpoint_id < b.message.endpoint_id ? -1 : 1));
-  const results = new Map<AttemptInput, RecordedAttempt>();
-  for (const input of sorted) results.set(input, await recordFailure(tx, input, disableAfterMs));
-  await settleQueuePairs(
-    tx,
-    inputs.filter((i) => results.get(i)?.outcome !== "retrying").map((i) => i.message),
-  );
-  return inputs.map((i) => results.get(i) as RecordedAttempt);
+  const sorted = [...failures].sort((a, b) => (a.endpointId < b.endpointId ? -1 : 1));
+  const results = new Map<FailedAttempt, RecordedAttempt>();
+  for (const failure of sorted) results.set(failure, await recordFailure(tx, failure, disableAfterMs));
+  await settleQueues(tx, failures.filter((f) => results.get(f)?.outcome !== "retrying").map(queueOf));
+  return failures.map((f) => results.get(f) as RecordedAttempt);
 }
 
-async function recordFailure(tx: Db, input: AttemptInput, disableAfterMs: number): Promise<RecordedAttempt> {
-  const { message, attemptedAt } = input;
-  let decision = input.decision;
+async function recordFailure(tx: Db, failure: FailedAttempt, disableAfterMs: number): Promise<RecordedAttempt> {
+  const { attemptedAt, result } = failure.sent;
+  let decision = failure.sent.decision;
   const endpoint = await tx
     .updateTable("endpoints")
     .set({ failing_since: sql<Date>`coalesce(failing_since, ${attemptedAt})` })
-    .where("id", "=", message.endpoint_id)
+    .where("id", "=", failure.endpointId)
     .returning(["failing_since", "status"])
     .executeTakeFirstOrThrow();
   const failingMs = attemptedAt.getTime() - (endpoint.failing_since ?? attemptedAt).getTime();
@@ -76,45 +103,51 @@ async function recordFailure(tx: Db, input: AttemptInput, disableAfterMs: number
     await tx
       .updateTable("endpoints")
       .set({ status: "disabled", disabled_reason: disabledReason, disabled_at: attemptedAt })
-      .where("id", "=", message.endpoint_id)
+      .where("id", "=", failure.endpointId)
       .execute();
   } else {
     disabledReason = null;
   }
 
+  const outcome = decision.outcome === "dead_lettered" ? "dead_lettered" : "retrying";
   const nextAttemptAt = decision.outcome === "retrying" ? new Date(Date.now() + decision.delayMs) : null;
   await tx
     .updateTable("messages")
     .set({
-      attempts: sql<number>`attempts + 1`,
+      attempts: failure.attempt,
       lease_until: null,
       lease_token: null,
-      state: decision.outcome === "dead_lettered" ? "dead" : "pending",
+      state: outcome === "dead_lettered" ? "dead" : "pending",
       next_attempt_at: nextAttemptAt,
-      finished_at: decision.outcome === "dead_lettered" ? attemptedAt : null,
+      finished_at: outcome === "dead_lettered" ? attemptedAt : null,
       dead_reason: decision.outcome === "dead_lettered" ? decision.reason : null,
     })
-    .where("id", "=", message.id)
-    .where("lease_token", "=", message.lease_token)
+    .where("id", "=", failure.messageId)
     .where("state", "=", "pending")
+    .where((eb) =>
+      failure.leaseToken === null ? eb("lease_token", "is", null) : eb("lease_token", "=", failure.leaseToken),
+    )
     .execute();
-  const outcome = decision.outcome === "delivered" ? "retrying" : decision.outcome;
   await tx
     .insertInto("attempts")
     .values({
-      message_id: message.id,
-      endpoint_id: message.endpoint_id,
-      attempt: message.attempts + 1,
+      message_id: failure.messageId,
+      endpoint_id: failure.endpointId,
+      event_id: failure.eventId,
+      event_type: failure.eventType,
+      delivery_id: failure.deliveryId,
+      sequence: failure.sequence,
+      attempt: failure.attempt,
       attempted_at: attemptedAt,
-      duration_ms: input.result.durationMs,
-      status_code: input.result.statusCode,
-      error: input.result.error,
+      duration_ms: result.durationMs,
+      status_code: result.statusCode,
+      error: result.error,
       outcome,
       next_attempt_at: nextAttemptAt,
     })
     .execute();
   const alsoDeadLettered = disabledReason
-    ? await deadLetterPending(tx, message.endpoint_id, `endpoint disabled: ${disabledReason}`)
+    ? await deadLetterPending(tx, failure.endpointId, `endpoint disabled: ${disabledReason}`)
     : 0;
   return { outcome, disabledReason, alsoDeadLettered };
 }
@@ -128,15 +161,4 @@ export function formatDuration(ms: number): string {
   ];
   for (const [size, label] of units) if (ms >= size) return `${Math.floor(ms / size)}${label}`;
   return `${Math.floor(ms / 1000)} s`;
-}
-
-/** The stored trace contexts of events (those that have one), by event id. */
-export async function eventTraceparents(db: Db, eventIds: string[]): Promise<Map<string, string>> {
-  const rows = await db
-    .selectFrom("events")
-    .select(["id", "traceparent"])
-    .where("id", "in", eventIds)
-    .where("traceparent", "is not", null)
-    .execute();
-  return new Map(rows.map((row) => [row.id, row.traceparent as string]));
 }

@@ -5,26 +5,25 @@
 import { SERVICE_NAMES } from "@dos/contracts";
 import { contextFromTraceparent, SpanKind, SpanStatusCode, startSpan, traceHeaders } from "@dos/service-kit";
 import type { PostResult, WebhookClient } from "../delivery-http/webhook-client.ts";
-import type { ClaimedMessage } from "../queue/queue.repository.ts";
+import type { OutgoingWebhook } from "./sender.ts";
 
 export async function tracedPost(
   client: WebhookClient,
-  message: ClaimedMessage,
+  webhook: OutgoingWebhook,
   headers: Record<string, string>,
-  traceparent: string | undefined,
 ): Promise<PostResult> {
   const span = startSpan(SERVICE_NAMES.webhookDispatcher, "webhook POST", {
     kind: SpanKind.CLIENT,
-    parent: contextFromTraceparent(traceparent),
+    parent: contextFromTraceparent(webhook.traceparent),
     attributes: {
       "http.request.method": "POST",
-      "webhook.event_id": message.event_id,
-      "webhook.endpoint_id": message.endpoint_id,
-      "webhook.attempt": message.attempts + 1,
+      "webhook.event_id": webhook.eventId,
+      "webhook.endpoint_id": webhook.endpointId,
+      "webhook.attempt": webhook.attempt,
     },
   });
-  if (!span) return client.post(message.url, headers, message.body);
-  const result = await client.post(message.url, { ...headers, ...traceHeaders(span) }, message.body);
+  if (!span) return client.post(webhook.url, headers, webhook.body);
+  const result = await client.post(webhook.url, { ...headers, ...traceHeaders(span) }, webhook.body);
   if (result.statusCode !== null) span.setAttribute("http.response.status_code", result.statusCode);
   if (result.error) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error });
   span.end();

@@ -1,0 +1,78 @@
+/**
+ * Group commit: items added while a write runs go together in the next one, so the cost per item
+ * falls as the load rises, and one item alone is written at once. Writes run one at a time, in
+ * the order their items were added. A failed write (the database away) is tried again, growing
+ * the pause, until it succeeds or the writer stops; each item's promise settles with its write.
+ */
+import type { Logger } from "pino";
+
+export interface BatchWriter<T, R> {
+  add(item: T): Promise<R>;
+  /** Resolves once every item added so far is written (or the writer stopped). */
+  idle(): Promise<void>;
+  /** Stops retrying: items not written yet are rejected. */
+  stop(): void;
+}
+
+const FIRST_RETRY_MS = 100;
+const MAX_RETRY_MS = 5000;
+
+export function createBatchWriter<T, R>(options: {
+  /** Writes a batch; answers one result per item, in order. */
+  write(items: T[]): Promise<R[]>;
+  maxBatch: number;
+  logger: Logger;
+  /** What is written, in log lines. */
+  label: string;
+}): BatchWriter<T, R> {
+  const queue: Array<{ item: T; resolve(result: R): void; reject(error: unknown): void }> = [];
+  let writing: Promise<void> | undefined;
+  let stopped = false;
+
+  async function drain() {
+    while (queue.length > 0) {
+      const batch = queue.splice(0, options.maxBatch);
+      for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, MAX_RETRY_MS)) {
+        try {
+          const results = await options.write(batch.map((entry) => entry.item));
+          batch.forEach((entry, i) => {
+            entry.resolve(results[i] as R);
+          });
+          break;
+        } catch (error) {
+          if (stopped) {
+            for (const entry of [...batch, ...queue.splice(0)]) entry.reject(error);
+            return;
+          }
+          options.logger.warn({ err: error, items: batch.length }, `cannot write ${options.label}; retrying`);
+          await new Promise((resolve) => setTimeout(resolve, pause));
+        }
+      }
+    }
+  }
+
+  function kick() {
+    if (writing) return;
+    writing = drain().finally(() => {
+      writing = undefined;
+      // Added after the last batch was taken but before this ran.
+      if (queue.length > 0) kick();
+    });
+  }
+
+  return {
+    add(item) {
+      const result = new Promise<R>((resolve, reject) => {
+        queue.push({ item, resolve, reject });
+      });
+      kick();
+      return result;
+    },
+    async idle() {
+      while (writing) await writing;
+    },
+    stop() {
+      stopped = true;
+    },
+  };
+}
