@@ -32,6 +32,8 @@ import { createSender } from "./worker/sender.ts";
 
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 const ATTEMPT_LOG_BATCH = 1000;
+/** Delivered attempts only delay their acknowledgements while they wait to be logged together. */
+const ATTEMPT_LOG_LINGER_MS = 10;
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
   const { config, logger } = deps;
@@ -63,6 +65,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   const attemptLog = createBatchWriter<DeliveredAttempt, void>({
     label: "delivered webhook attempts",
     maxBatch: ATTEMPT_LOG_BATCH,
+    lingerMs: ATTEMPT_LOG_LINGER_MS,
     logger,
     write: async (attempts) => {
       await logDelivered(db, attempts);

@@ -32,6 +32,12 @@ import { type RoutedEndpoint, routeEvents } from "./intake.repository.ts";
 import { createPartitionConsumer, type PartitionConsumer } from "./partition-consumer.ts";
 
 const MAX_BATCH = 500;
+/**
+ * How long a batch that could take more events waits for them before it is routed: a routing
+ * costs a round trip and a statement whatever the batch's size, and events of a burst arrive a
+ * few at a time. Each webhook waits this much more, once.
+ */
+const ROUTE_LINGER_MS = 2;
 const ROUTE_RETRY_MS = 1000;
 
 export interface Intake {
@@ -84,6 +90,7 @@ export function createIntake(options: {
 
   async function drain() {
     while (waiting.length > 0) {
+      if (waiting.length < MAX_BATCH) await new Promise((resolve) => setTimeout(resolve, ROUTE_LINGER_MS));
       const batch = waiting.splice(0, MAX_BATCH);
       try {
         await handleBatch(batch);

@@ -21,6 +21,11 @@ export function createBatchWriter<T, R>(options: {
   /** Writes a batch; answers one result per item, in order. */
   write(items: T[]): Promise<R[]>;
   maxBatch: number;
+  /**
+   * How long a write that could take more items waits for them first. Each write costs a round
+   * trip and a statement whatever its size, so a short wait pays where a delay is harmless.
+   */
+  lingerMs?: number;
   logger: Logger;
   /** What is written, in log lines. */
   label: string;
@@ -31,6 +36,9 @@ export function createBatchWriter<T, R>(options: {
 
   async function drain() {
     while (queue.length > 0) {
+      if (options.lingerMs && queue.length < options.maxBatch) {
+        await new Promise((resolve) => setTimeout(resolve, options.lingerMs));
+      }
       const batch = queue.splice(0, options.maxBatch);
       for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, MAX_RETRY_MS)) {
         try {
