@@ -59,6 +59,27 @@ export async function call(
   return { status: response.status, headers: response.headers, body: text ? JSON.parse(text) : undefined };
 }
 
+/**
+ * A call made as a careful client makes it: a 503 (a dependency briefly unavailable, as on a
+ * loaded machine right after boot) is tried again after its Retry-After, for up to `withinMs`.
+ * For a test's setup, where the call is not what is tested.
+ */
+export async function callRetrying503(
+  url: string,
+  method: string,
+  headers: Record<string, string>,
+  body?: unknown,
+  withinMs = 20_000,
+): Promise<ApiResponse> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    const response = await call(url, method, headers, body);
+    if (response.status !== 503 || Date.now() >= deadline) return response;
+    const retryAfterS = Number(response.headers.get("retry-after") ?? 1);
+    await new Promise((resolve) => setTimeout(resolve, Math.min(Math.max(retryAfterS, 0.1), 2) * 1000));
+  }
+}
+
 export function clientHeaders(account: SeededAccount): Record<string, string> {
   return { "x-user-email": account.email, "x-user-token": account.token };
 }
