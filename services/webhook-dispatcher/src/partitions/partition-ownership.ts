@@ -43,6 +43,8 @@ export function createPartitionOwnership(options: PartitionOwnershipOptions): Pa
   const { logger } = options;
   const classes: LockClasses = lockClasses(options.namespace);
   const owned = new Set<number>();
+  /** Partitions whose work is still stopping: not taken again before it has. */
+  const stopping = new Map<number, Promise<void>>();
   let client: pg.PoolClient | undefined;
   let lost = false;
   let running = false;
@@ -88,14 +90,21 @@ export function createPartitionOwnership(options: PartitionOwnershipOptions): Pa
     changed();
     client?.release(true);
     client = undefined;
-    await Promise.all(partitions.map((p) => options.onRelease(p).catch(() => {})));
+    await Promise.all(partitions.map((p) => stopWork(p).catch(() => {})));
+  }
+
+  /** Stops a partition's work; until it has, the partition is not taken again. */
+  function stopWork(partition: number): Promise<void> {
+    const done = options.onRelease(partition).finally(() => stopping.delete(partition));
+    stopping.set(partition, done);
+    return done;
   }
 
   /** Hands partitions over: their work stops (together), then their locks go (one query at a time). */
   async function release(connection: pg.PoolClient, partitions: number[]) {
     for (const partition of partitions) owned.delete(partition);
     changed();
-    await Promise.all(partitions.map((partition) => options.onRelease(partition)));
+    await Promise.all(partitions.map(stopWork));
     for (const partition of partitions) await unlock(connection, classes.partition, partition);
   }
 
@@ -112,12 +121,13 @@ export function createPartitionOwnership(options: PartitionOwnershipOptions): Pa
     }
     for (let i = 0; i < DELIVERY_EVENT_PARTITIONS && owned.size < share && running; i++) {
       const partition = (firstChoice + i) % DELIVERY_EVENT_PARTITIONS;
-      if (owned.has(partition) || !(await tryLock(connection, classes.partition, partition))) continue;
+      if (owned.has(partition) || stopping.has(partition)) continue;
+      if (!(await tryLock(connection, classes.partition, partition))) continue;
       try {
         await options.onAcquire(partition);
         if (client !== connection) {
           // The connection (and the lock with it) was lost while the partition started.
-          await options.onRelease(partition);
+          await stopWork(partition);
           return;
         }
         owned.add(partition);
