@@ -9,8 +9,8 @@ const LIMIT = 3;
 const DELIVERIES = 60;
 const EVENTS_PER_DELIVERY = 2;
 /**
- * Bursts one after the other: each starts with both replicas claiming the same endpoint at the
- * same moment, the race an unserialised claim loses (one burst caught it about one run in three).
+ * Bursts one after the other, to an endpoint whose account one of the two replicas owns: the
+ * limit holds over replicas because that replica alone sends to it, through its send gate.
  */
 const BURSTS = 4;
 
