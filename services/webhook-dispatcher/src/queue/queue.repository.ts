@@ -7,8 +7,9 @@
  * delivered or dead-lettered for that endpoint. Every change to a queue's membership holds the
  * queue's advisory lock and then settles the queue.
  */
-import { sql } from "kysely";
+import { type Selectable, sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import type { EventsTable } from "./queue.table.ts";
 
 export interface QueueRef {
   endpoint_id: string;
@@ -38,18 +39,11 @@ export async function settleQueues(tx: Db, queues: QueueRef[]): Promise<void> {
   );
 }
 
-/** An event as the queue stores it: what a later attempt needs to send it again. */
-export interface StoredEvent {
-  id: string;
-  account_id: number;
-  delivery_id: number;
-  sequence: number;
-  type: string;
-  /** The exact bytes published: the body every attempt POSTs and signs. */
-  body: string;
-  occurred_at: string;
-  traceparent: string | null;
-}
+/**
+ * An event as the queue stores it (an `events` row): what a later attempt needs to send it
+ * again, `body` being the exact bytes published, which every attempt POSTs and signs.
+ */
+export type StoredEvent = Omit<Selectable<EventsTable>, "occurred_at" | "received_at"> & { occurred_at: string };
 
 /** Stores events not stored yet (their id decides). */
 export async function storeEvents(tx: Db, events: StoredEvent[]): Promise<void> {
