@@ -35,7 +35,6 @@ export interface PartitionOwnership {
   start(): Promise<void>;
   /** Releases every partition (cleanly) and leaves. */
   stop(): Promise<void>;
-  owns(partition: number): boolean;
   owned(): number[];
 }
 
@@ -175,7 +174,6 @@ export function createPartitionOwnership(options: PartitionOwnershipOptions): Pa
       }
       client = undefined;
     },
-    owns: (partition) => owned.has(partition),
     owned: () => [...owned],
   };
 }

@@ -217,16 +217,6 @@ export async function recordQueuedDelivered(tx: Db, delivered: QueuedDelivery[])
   await settleQueues(tx, queues);
 }
 
-/** Gives back the leases of messages claimed and not sent (stopping): they are sent later. */
-export async function releaseLeases(db: Db, messages: ClaimedMessage[]): Promise<void> {
-  if (messages.length === 0) return;
-  await sql`
-    update messages m set lease_until = null, lease_token = null
-    from unnest(${messages.map((m) => m.id)}::bigint[], ${messages.map((m) => m.lease_token)}::uuid[]) as x(id, token)
-    where m.id = x.id and m.lease_token = x.token and m.state = 'pending'
-  `.execute(db);
-}
-
 /** Dead-letters every pending message of an endpoint (it was disabled or deleted); returns how many. */
 export async function deadLetterPending(tx: Db, endpointId: string, reason: string): Promise<number> {
   const result = await tx
