@@ -24,7 +24,7 @@ import { pruneExpired } from "./queue/retention.ts";
 import { accountEventsSince } from "./replay/event-history.ts";
 import { createSecretBox } from "./signing/secret-box.ts";
 import { type DeliveredAttempt, logDelivered } from "./worker/attempts.repository.ts";
-import { createBatchWriter } from "./worker/batch-writer.ts";
+import { createBatcher } from "./worker/batcher.ts";
 import { createLiveQueues } from "./worker/live-queues.ts";
 import { createRetryWorker } from "./worker/retry-worker.ts";
 import { createSendGate } from "./worker/send-gate.ts";
@@ -62,12 +62,12 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     processLimit: config.WEBHOOKS_CONCURRENCY,
     endpointLimit: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
   });
-  const attemptLog = createBatchWriter<DeliveredAttempt, void>({
+  const attemptLog = createBatcher<DeliveredAttempt, void>({
     label: "delivered webhook attempts",
     maxBatch: ATTEMPT_LOG_BATCH,
     lingerMs: ATTEMPT_LOG_LINGER_MS,
     logger,
-    write: async (attempts) => {
+    handle: async (attempts) => {
       await logDelivered(db, attempts);
       return attempts.map(() => undefined);
     },

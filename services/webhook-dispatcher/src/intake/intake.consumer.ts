@@ -26,6 +26,7 @@ import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
 import type { StoredEvent } from "../queue/queue.repository.ts";
+import { createBatcher } from "../worker/batcher.ts";
 import type { LiveQueues } from "../worker/live-queues.ts";
 import { readDeliveryEvent, storedEvent } from "./delivery-event.ts";
 import { type RoutedEndpoint, routeEvents } from "./intake.repository.ts";
@@ -70,34 +71,24 @@ export function createIntake(options: {
   const { logger, metrics } = options;
   const consumers = new Map<number, PartitionConsumer>();
   const entries = new Map<string, Entry>();
-  let waiting: Array<{ msg: JsMsg; partition: number }> = [];
-  let draining = false;
-
-  function receive(msg: JsMsg, partition: number) {
-    waiting.push({ msg, partition });
-    startDraining();
-  }
-
-  function startDraining() {
-    if (draining) return;
-    draining = true;
-    void drain().finally(() => {
-      draining = false;
-      // Received after the last batch was taken but before this ran.
-      if (waiting.length > 0) startDraining();
-    });
-  }
-
-  async function drain() {
-    while (waiting.length > 0) {
-      if (waiting.length < MAX_BATCH) await new Promise((resolve) => setTimeout(resolve, ROUTE_LINGER_MS));
-      const batch = waiting.splice(0, MAX_BATCH);
+  const batches = createBatcher<{ msg: JsMsg; partition: number }, void>({
+    label: "delivery events",
+    maxBatch: MAX_BATCH,
+    lingerMs: ROUTE_LINGER_MS,
+    logger,
+    handle: async (batch) => {
       try {
         await handleBatch(batch);
       } catch (error) {
+        // Never handled twice: its events come back when their consumer is recreated.
         logger.error({ err: error }, "delivery event batch failed; its events come back when their consumer restarts");
       }
-    }
+      return batch.map(() => undefined);
+    },
+  });
+
+  function receive(msg: JsMsg, partition: number) {
+    void batches.add({ msg, partition });
   }
 
   function finish(entry: Entry) {
@@ -216,8 +207,8 @@ export function createIntake(options: {
     async release(partition) {
       const consumer = consumers.get(partition);
       consumers.delete(partition);
+      // Its messages still in a batch are skipped there: the partition is no longer consumed.
       await consumer?.stop();
-      waiting = waiting.filter((item) => item.partition !== partition);
       for (const [id, entry] of entries) {
         if (entry.partition !== partition) continue;
         entries.delete(id);

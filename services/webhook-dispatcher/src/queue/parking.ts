@@ -14,7 +14,7 @@ import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import { type FailedAttempt, type RecordedAttempt, recordFailures } from "../worker/attempts.repository.ts";
-import { type BatchWriter, createBatchWriter } from "../worker/batch-writer.ts";
+import { type Batcher, createBatcher } from "../worker/batcher.ts";
 import type { SentAttempt } from "../worker/sender.ts";
 import {
   busyQueues,
@@ -46,12 +46,12 @@ export function createParking(options: {
   db: Kysely<DB>;
   logger: Logger;
   disableAfterMs: number;
-}): BatchWriter<ParkRequest, ParkOutcome> {
-  return createBatchWriter({
+}): Batcher<ParkRequest, ParkOutcome> {
+  return createBatcher({
     label: "webhooks into the queue",
     maxBatch: MAX_BATCH,
     logger: options.logger,
-    write: (requests) => options.db.transaction().execute((tx) => park(tx, requests, options.disableAfterMs)),
+    handle: (requests) => options.db.transaction().execute((tx) => park(tx, requests, options.disableAfterMs)),
   });
 }
 

@@ -70,12 +70,23 @@ export interface NewMessage {
 
 /**
  * Queues messages (their events stored first) and answers their ids in the order given. A
- * message already queued for that endpoint and event keeps its state. One for an endpoint
- * disabled or deleted meanwhile is dead-lettered at once. The caller holds the queues' locks
- * and settles them afterwards.
+ * message already queued for that endpoint and event keeps its state, unless `again` (a replay):
+ * then one delivered or dead-lettered becomes pending with a fresh retry count (its id is not
+ * answered: 0). One for an endpoint disabled or deleted meanwhile is dead-lettered at once. The
+ * caller holds the queues' locks and settles them afterwards.
  */
-export async function queueMessages(tx: Db, messages: NewMessage[]): Promise<number[]> {
+export async function queueMessages(
+  tx: Db,
+  messages: NewMessage[],
+  options: { again?: boolean } = {},
+): Promise<number[]> {
   if (messages.length === 0) return [];
+  const onConflict = options.again
+    ? sql`do update set state = 'pending', attempts = 0, next_attempt_at = null, lease_until = null,
+        lease_token = null, dead_reason = null, finished_at = null, not_before = now()
+        where m.state <> 'pending'`
+    : // A no-op update, so that the row's id comes back either way.
+      sql`do update set partition = excluded.partition`;
   const column = <T>(pick: (m: NewMessage) => T) => messages.map(pick);
   const { rows } = await sql<{ id: number; endpoint_id: string; event_id: string }>`
     insert into messages as m (endpoint_id, event_id, delivery_id, sequence, partition, state, dead_reason, finished_at)
@@ -88,8 +99,7 @@ export async function queueMessages(tx: Db, messages: NewMessage[]): Promise<num
       ${column((m) => m.delivery_id)}::bigint[], ${column((m) => m.sequence)}::int[], ${column((m) => m.partition)}::smallint[])
       as x(endpoint_id, event_id, delivery_id, sequence, partition)
     join endpoints e on e.id = x.endpoint_id
-    -- A no-op update, so that the row's id comes back either way.
-    on conflict (endpoint_id, event_id) do update set partition = excluded.partition
+    on conflict (endpoint_id, event_id) ${onConflict}
     returning m.id, m.endpoint_id, m.event_id
   `.execute(tx);
   const ids = new Map(rows.map((row) => [`${row.endpoint_id}/${row.event_id}`, row.id]));
@@ -171,50 +181,6 @@ export async function clearLeases(db: Db, partition: number): Promise<void> {
     update messages set lease_until = null, lease_token = null
     where partition = ${partition} and state = 'pending' and lease_until is not null
   `.execute(db);
-}
-
-/** A queued message delivered (2xx), to be recorded by `recordQueuedDelivered`. */
-export interface QueuedDelivery {
-  message: ClaimedMessage;
-  attemptedAt: Date;
-  durationMs: number;
-  statusCode: number;
-}
-
-/**
- * Records queued messages delivered: the messages (still leased with their claim's token) are
- * done, their endpoints' failure runs end, the attempts are logged, and the next message of each
- * queue becomes its head.
- */
-export async function recordQueuedDelivered(tx: Db, delivered: QueuedDelivery[]): Promise<void> {
-  if (delivered.length === 0) return;
-  const column = <T>(pick: (d: QueuedDelivery) => T) => delivered.map(pick);
-  const queues = delivered.map((d) => d.message);
-  await lockQueues(tx, queues);
-  await sql`
-    with done as (
-      update messages m
-      set attempts = m.attempts + 1, lease_until = null, lease_token = null, state = 'delivered',
-          next_attempt_at = null, finished_at = x.at
-      from unnest(${column((d) => d.message.id)}::bigint[], ${column((d) => d.message.lease_token)}::uuid[],
-        ${column((d) => d.attemptedAt.toISOString())}::timestamptz[]) as x(id, token, at)
-      where m.id = x.id and m.lease_token = x.token and m.state = 'pending'
-      returning m.id
-    ), logged as (
-      insert into attempts (message_id, endpoint_id, event_id, event_type, delivery_id, sequence, attempt,
-        attempted_at, duration_ms, status_code, outcome)
-      select x.id, x.endpoint, x.event, x.type, x.delivery, x.sequence, x.attempt, x.at, x.ms, x.status, 'delivered'
-      from unnest(${column((d) => d.message.id)}::bigint[], ${column((d) => d.message.endpoint_id)}::uuid[],
-        ${column((d) => d.message.event_id)}::uuid[], ${column((d) => d.message.event_type)}::text[],
-        ${column((d) => d.message.delivery_id)}::bigint[], ${column((d) => d.message.sequence)}::int[],
-        ${column((d) => d.message.attempts + 1)}::int[], ${column((d) => d.attemptedAt.toISOString())}::timestamptz[],
-        ${column((d) => d.durationMs)}::int[], ${column((d) => d.statusCode)}::int[])
-        as x(id, endpoint, event, type, delivery, sequence, attempt, at, ms, status)
-    )
-    update endpoints set failing_since = null
-    where id = any(${column((d) => d.message.endpoint_id)}::uuid[]) and failing_since is not null
-  `.execute(tx);
-  await settleQueues(tx, queues);
 }
 
 /** Dead-letters every pending message of an endpoint (it was disabled or deleted); returns how many. */

@@ -1,13 +1,14 @@
 /**
  * The attempt log. A webhook delivered straight from the stream leaves only its attempt row,
- * written in batches (`logDelivered`). A failed attempt is recorded with its queued message
- * (`recordFailures`): the message's new state, the endpoint's health (a 410 or a failure run
- * longer than the limit disables the endpoint and dead-letters its pending messages) and the
- * next head of each queue that moved.
+ * written in batches (`logDelivered`). An attempt of a queued message is recorded with the
+ * message: delivered (`recordQueuedDelivered`: the queue's next message becomes its head), or
+ * failed (`recordFailures`: the message's new state, the endpoint's health — a 410 or a failure
+ * run longer than the limit disables the endpoint and dead-letters its pending messages — and
+ * the next head of each queue that moved).
  */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
-import { deadLetterPending, lockQueues, settleQueues } from "../queue/queue.repository.ts";
+import { type ClaimedMessage, deadLetterPending, lockQueues, settleQueues } from "../queue/queue.repository.ts";
 import type { AttemptDecision } from "./retry-policy.ts";
 import type { SentAttempt } from "./sender.ts";
 
@@ -20,31 +21,64 @@ export interface AttemptedEvent {
   sequence: number;
 }
 
-/** A first attempt delivered straight from the stream. */
+/** A delivered attempt (2xx). */
 export interface DeliveredAttempt extends AttemptedEvent {
+  /** The queued message tried; null for a webhook sent straight from the stream. */
+  messageId: number | null;
+  /** This attempt's number, 1 for the first. */
+  attempt: number;
   attemptedAt: Date;
   durationMs: number;
   statusCode: number;
 }
 
-/** Logs delivered first attempts in one statement; the endpoints' failure runs end. */
+/** Logs delivered attempts in one statement; their endpoints' failure runs end. */
 export async function logDelivered(db: Db, attempts: DeliveredAttempt[]): Promise<void> {
   if (attempts.length === 0) return;
   const column = <T>(pick: (a: DeliveredAttempt) => T) => attempts.map(pick);
   await sql`
     with logged as (
-      insert into attempts (endpoint_id, event_id, event_type, delivery_id, sequence, attempt, attempted_at,
-        duration_ms, status_code, outcome)
-      select x.endpoint, x.event, x.type, x.delivery, x.sequence, 1, x.at, x.ms, x.status, 'delivered'
-      from unnest(${column((a) => a.endpointId)}::uuid[], ${column((a) => a.eventId)}::uuid[],
-        ${column((a) => a.eventType)}::text[], ${column((a) => a.deliveryId)}::bigint[],
-        ${column((a) => a.sequence)}::int[], ${column((a) => a.attemptedAt.toISOString())}::timestamptz[],
+      insert into attempts (message_id, endpoint_id, event_id, event_type, delivery_id, sequence, attempt,
+        attempted_at, duration_ms, status_code, outcome)
+      select x.message, x.endpoint, x.event, x.type, x.delivery, x.sequence, x.attempt, x.at, x.ms, x.status,
+        'delivered'
+      from unnest(${column((a) => a.messageId)}::bigint[], ${column((a) => a.endpointId)}::uuid[],
+        ${column((a) => a.eventId)}::uuid[], ${column((a) => a.eventType)}::text[],
+        ${column((a) => a.deliveryId)}::bigint[], ${column((a) => a.sequence)}::int[],
+        ${column((a) => a.attempt)}::int[], ${column((a) => a.attemptedAt.toISOString())}::timestamptz[],
         ${column((a) => a.durationMs)}::int[], ${column((a) => a.statusCode)}::int[])
-        as x(endpoint, event, type, delivery, sequence, at, ms, status)
+        as x(message, endpoint, event, type, delivery, sequence, attempt, at, ms, status)
     )
     update endpoints set failing_since = null
     where id = any(${column((a) => a.endpointId)}::uuid[]) and failing_since is not null
   `.execute(db);
+}
+
+/**
+ * Records queued messages delivered: the messages (still claimed with their claim's token) are
+ * done, the attempts logged, and the next message of each queue becomes its head.
+ */
+export async function recordQueuedDelivered(
+  tx: Db,
+  delivered: Array<{ message: ClaimedMessage; attempt: DeliveredAttempt }>,
+): Promise<void> {
+  if (delivered.length === 0) return;
+  const queues = delivered.map((d) => d.message);
+  await lockQueues(tx, queues);
+  await sql`
+    update messages m
+    set attempts = x.attempt, lease_until = null, lease_token = null, state = 'delivered',
+        next_attempt_at = null, finished_at = x.at
+    from unnest(${delivered.map((d) => d.message.id)}::bigint[], ${delivered.map((d) => d.message.lease_token)}::uuid[],
+      ${delivered.map((d) => d.attempt.attempt)}::int[],
+      ${delivered.map((d) => d.attempt.attemptedAt.toISOString())}::timestamptz[]) as x(id, token, attempt, at)
+    where m.id = x.id and m.lease_token = x.token and m.state = 'pending'
+  `.execute(tx);
+  await logDelivered(
+    tx,
+    delivered.map((d) => d.attempt),
+  );
+  await settleQueues(tx, queues);
 }
 
 /** A failed attempt of a queued message. */

@@ -21,7 +21,7 @@ import type { DispatcherMetrics } from "../metrics.ts";
 import type { ParkOutcome, ParkRequest } from "../queue/parking.ts";
 import type { StoredEvent } from "../queue/queue.repository.ts";
 import type { DeliveredAttempt } from "./attempts.repository.ts";
-import type { BatchWriter } from "./batch-writer.ts";
+import type { Batcher } from "./batcher.ts";
 import type { QueuedSend, SendGate } from "./send-gate.ts";
 import type { Send, SentAttempt } from "./sender.ts";
 
@@ -70,8 +70,8 @@ const MOVED_MEMORY_MS = 60_000;
 export function createLiveQueues(options: {
   gate: SendGate;
   send: Send;
-  attemptLog: BatchWriter<DeliveredAttempt, void>;
-  parking: BatchWriter<ParkRequest, ParkOutcome>;
+  attemptLog: Batcher<DeliveredAttempt, void>;
+  parking: Batcher<ParkRequest, ParkOutcome>;
   metrics: DispatcherMetrics;
   logger: Logger;
   maxWaitMs: number;
@@ -169,6 +169,8 @@ export function createLiveQueues(options: {
     begin(webhook.partition);
     options.attemptLog
       .add({
+        messageId: null,
+        attempt: 1,
         endpointId: webhook.endpoint.endpoint_id,
         eventId: event.id,
         eventType: event.type,

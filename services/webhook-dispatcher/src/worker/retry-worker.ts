@@ -10,15 +10,16 @@ import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
+import { type ClaimedMessage, claimDue, clearLeases } from "../queue/queue.repository.ts";
 import {
-  type ClaimedMessage,
-  claimDue,
-  clearLeases,
-  type QueuedDelivery,
+  type AttemptedEvent,
+  type DeliveredAttempt,
+  type FailedAttempt,
+  type RecordedAttempt,
+  recordFailures,
   recordQueuedDelivered,
-} from "../queue/queue.repository.ts";
-import { type FailedAttempt, type RecordedAttempt, recordFailures } from "./attempts.repository.ts";
-import { createBatchWriter } from "./batch-writer.ts";
+} from "./attempts.repository.ts";
+import { createBatcher } from "./batcher.ts";
 import type { QueuedSend, SendGate } from "./send-gate.ts";
 import type { Send } from "./sender.ts";
 
@@ -26,7 +27,7 @@ import type { Send } from "./sender.ts";
 const LEASE_MS = 10 * 60 * 1000;
 const RECORD_BATCH = 200;
 
-type Record = { delivered: QueuedDelivery } | { failed: FailedAttempt };
+type Record = { delivered: { message: ClaimedMessage; attempt: DeliveredAttempt } } | { failed: FailedAttempt };
 
 export interface RetryWorker {
   start(): void;
@@ -62,11 +63,11 @@ export function createRetryWorker(options: {
   let poller: NodeJS.Timeout | undefined;
   let running = false;
 
-  const records = createBatchWriter<Record, RecordedAttempt | undefined>({
+  const records = createBatcher<Record, RecordedAttempt | undefined>({
     label: "webhook retries",
     maxBatch: RECORD_BATCH,
     logger,
-    write: (batch) =>
+    handle: (batch) =>
       db.transaction().execute(async (tx) => {
         const delivered = batch.flatMap((r) => ("delivered" in r ? [r.delivered] : []));
         const failed = batch.flatMap((r) => ("failed" in r ? [r.failed] : []));
@@ -100,26 +101,22 @@ export function createRetryWorker(options: {
       traceparent: message.traceparent,
     });
     const { durationMs, statusCode } = sent.result;
+    const tried: AttemptedEvent & { messageId: number; attempt: number } = {
+      messageId: message.id,
+      endpointId: message.endpoint_id,
+      eventId: message.event_id,
+      eventType: message.event_type,
+      deliveryId: message.delivery_id,
+      sequence: message.sequence,
+      attempt: message.attempts + 1,
+    };
     try {
       if (sent.decision.outcome === "delivered") {
-        await records.add({
-          delivered: { message, attemptedAt: sent.attemptedAt, durationMs, statusCode: statusCode as number },
-        });
+        const attempt = { ...tried, attemptedAt: sent.attemptedAt, durationMs, statusCode: statusCode as number };
+        await records.add({ delivered: { message, attempt } });
         metrics.observeAttempt("delivered", durationMs);
       } else {
-        const recorded = await records.add({
-          failed: {
-            messageId: message.id,
-            leaseToken: message.lease_token,
-            endpointId: message.endpoint_id,
-            eventId: message.event_id,
-            eventType: message.event_type,
-            deliveryId: message.delivery_id,
-            sequence: message.sequence,
-            attempt: message.attempts + 1,
-            sent,
-          },
-        });
+        const recorded = await records.add({ failed: { ...tried, leaseToken: message.lease_token, sent } });
         if (recorded) metrics.observeFailure(recorded, durationMs, message.endpoint_id, logger);
       }
     } catch {

@@ -1,35 +1,37 @@
 /**
- * Group commit: items added while a write runs go together in the next one, so the cost per item
- * falls as the load rises, and one item alone is written at once. Writes run one at a time, in
- * the order their items were added. A failed write (the database away) is tried again, growing
- * the pause, until it succeeds or the writer stops; each item's promise settles with its write.
+ * Group commit: items added while a batch is handled go together in the next one, so the cost
+ * per item (a round trip, a statement) falls as the load rises, and one item alone goes at once.
+ * Batches run one at a time, in the order their items were added. A failed batch (the database
+ * away) is tried again, growing the pause, until it succeeds or the batcher stops; each item's
+ * promise settles with its batch. Used for every write of the stream path and the retries, and
+ * for intake's routing.
  */
 import type { Logger } from "pino";
 
-export interface BatchWriter<T, R> {
+export interface Batcher<T, R> {
   add(item: T): Promise<R>;
-  /** Resolves once every item added so far is written (or the writer stopped). */
+  /** Resolves once every item added so far is handled (or the batcher stopped). */
   idle(): Promise<void>;
-  /** Stops retrying: items not written yet are rejected. */
+  /** Stops retrying: items not handled yet are rejected. */
   stop(): void;
 }
 
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5000;
 
-export function createBatchWriter<T, R>(options: {
-  /** Writes a batch; answers one result per item, in order. */
-  write(items: T[]): Promise<R[]>;
+export function createBatcher<T, R>(options: {
+  /** Handles a batch; answers one result per item, in order. */
+  handle(items: T[]): Promise<R[]>;
   maxBatch: number;
   /**
-   * How long a write that could take more items waits for them first. Each write costs a round
+   * How long a batch that could take more items waits for them first. Each batch costs a round
    * trip and a statement whatever its size, so a short wait pays where a delay is harmless.
    */
   lingerMs?: number;
   logger: Logger;
-  /** What is written, in log lines. */
+  /** What is handled, in log lines. */
   label: string;
-}): BatchWriter<T, R> {
+}): Batcher<T, R> {
   const queue: Array<{ item: T; resolve(result: R): void; reject(error: unknown): void }> = [];
   let writing: Promise<void> | undefined;
   let stopped = false;
@@ -42,7 +44,7 @@ export function createBatchWriter<T, R>(options: {
       const batch = queue.splice(0, options.maxBatch);
       for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, MAX_RETRY_MS)) {
         try {
-          const results = await options.write(batch.map((entry) => entry.item));
+          const results = await options.handle(batch.map((entry) => entry.item));
           batch.forEach((entry, i) => {
             entry.resolve(results[i] as R);
           });
@@ -52,7 +54,7 @@ export function createBatchWriter<T, R>(options: {
             for (const entry of [...batch, ...queue.splice(0)]) entry.reject(error);
             return;
           }
-          options.logger.warn({ err: error, items: batch.length }, `cannot write ${options.label}; retrying`);
+          options.logger.warn({ err: error, items: batch.length }, `cannot handle ${options.label}; retrying`);
           await new Promise((resolve) => setTimeout(resolve, pause));
         }
       }
