@@ -6,28 +6,67 @@ import { fileURLToPath } from "node:url";
 
 const scriptsDir = path.dirname(fileURLToPath(import.meta.url));
 
+export interface TestPhase {
+  patterns: string[];
+  /** Files run at once; the default is TEST_CONCURRENCY (3). */
+  concurrency?: number;
+}
+
 export interface NodeTestOptions {
   cwd: string;
-  patterns: string[];
+  /** Phases run one after the other; each is one node:test run over its patterns. */
+  phases: TestPhase[];
   env: Record<string, string>;
-  concurrency?: number;
   /** Checks that failed before the tests ran (lint, typecheck): each counts as one failed test. */
   failedChecks?: string[];
 }
 
-/** Runs the tests; the summary reporter's line is printed after the run, so it is the last line. */
+/**
+ * Runs the tests, phase after phase; one summary, added up over the phases, is printed after the
+ * last run, so it is the last line.
+ */
 export async function runNodeTests(options: NodeTestOptions): Promise<number> {
+  let passed = 0;
+  let failed = 0;
+  let skipped = 0;
+  const failures: string[] = [];
+  let code = 0;
+  for (const phase of options.phases) {
+    const run = await runPhase(options, phase);
+    if (run.code !== 0) code = run.code;
+    const counts = /tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?/.exec(run.summary);
+    if (!counts) {
+      failed++;
+      failures.push(`  ✖ ${phase.patterns.join(" ")} › the test runner wrote no summary`);
+      continue;
+    }
+    passed += Number(counts[1]);
+    failed += Number(counts[2]);
+    skipped += Number(counts[3] ?? 0);
+    failures.push(...run.summary.split("\n").filter((line) => line.startsWith("  ✖ ")));
+  }
+  const failedChecks = options.failedChecks ?? [];
+  failed += failedChecks.length;
+  let summary = "";
+  if (failedChecks.length > 0) summary += `failed checks: ${failedChecks.join(", ")}\n`;
+  if (failures.length > 0) summary += `failed tests:\n${failures.join("\n")}\n`;
+  summary += `tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`;
+  process.stdout.write(`\n${summary}`);
+  return failed > 0 ? 1 : code;
+}
+
+async function runPhase(options: NodeTestOptions, phase: TestPhase): Promise<{ code: number; summary: string }> {
   const summaryFile = path.join(scriptsDir, "..", "var", `test-summary-${process.pid}.txt`);
   mkdirSync(path.dirname(summaryFile), { recursive: true });
   const args = [
     "--test",
-    `--test-concurrency=${options.concurrency ?? Number(process.env.TEST_CONCURRENCY ?? 3)}`,
+    `--test-concurrency=${phase.concurrency ?? Number(process.env.TEST_CONCURRENCY ?? 3)}`,
     "--test-timeout=120000",
     "--test-reporter=spec",
     "--test-reporter-destination=stdout",
     `--test-reporter=${path.join(scriptsDir, "summary-reporter.ts")}`,
     `--test-reporter-destination=${summaryFile}`,
-    ...options.patterns,
+    ...phase.patterns,
   ];
   const code = await new Promise<number>((resolve) => {
     const child = spawn(process.execPath, args, {
@@ -37,16 +76,10 @@ export async function runNodeTests(options: NodeTestOptions): Promise<number> {
     });
     child.on("exit", (exitCode, signal) => resolve(exitCode ?? (signal ? 1 : 0)));
   });
-  let summary = "tests: 0 passed, 1 failed (the test runner wrote no summary)\n";
+  let summary = "";
   try {
     summary = readFileSync(summaryFile, "utf8");
   } catch {}
   rmSync(summaryFile, { force: true });
-  const failedChecks = options.failedChecks ?? [];
-  if (failedChecks.length > 0) {
-    summary = summary.replace(/(\d+) failed/, (_, n) => `${Number(n) + failedChecks.length} failed`);
-    summary = `failed checks: ${failedChecks.join(", ")}\n${summary}`;
-  }
-  process.stdout.write(`\n${summary}`);
-  return failedChecks.length > 0 ? 1 : code;
+  return { code, summary };
 }

@@ -10,7 +10,10 @@ const files = process.argv.slice(2);
 const infra = await resolveInfrastructure();
 const code = await runNodeTests({
   cwd: process.cwd(),
-  patterns: files.length > 0 ? files : ["src/**/*.test.ts", "test/**/*.test.ts"],
+  phases:
+    files.length > 0
+      ? [{ patterns: files }]
+      : [{ patterns: ["src/**/*.test.ts", "test/**/*.test.ts"] }, { patterns: ["abuse/**/*.test.ts"], concurrency: 1 }],
   env: infra.env,
 });
 await infra.release();

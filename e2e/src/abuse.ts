@@ -1,0 +1,154 @@
+/**
+ * The abuse suite's stage and its one rule. Each `e2e/test/abuse-*.test.ts` file boots a stage
+ * (the running system, an attacker's account, a bystander's account with a delivery under way
+ * and its vehicle's tracker in an active round), then runs each attack inside `underAttack`:
+ * while the attack lasts, well-behaved users keep calling (see bystanders.ts), and
+ * `assertBystandersUnharmed` checks what the issue promises them:
+ * - every service's `/livez` and the bystander shop's requests answer within 100 ms at p99;
+ * - the bystander tracker's one position per second is answered 200, every time.
+ *
+ * The abuse files run after every other test file, one at a time (scripts/test.ts), so that
+ * what is measured is the attack's effect, not the neighbours' load.
+ */
+import assert from "node:assert/strict";
+import { Worker } from "node:worker_threads";
+import type { ServiceSpec } from "../../scripts/system.ts";
+import type { BystanderPlan, BystanderSamples, Sample } from "./bystanders.ts";
+import { callRetrying503, clientHeaders, outboundDelivery, type SeededAccount, seedDemo } from "./client.ts";
+import { GEO_OPS_TOKEN, type Operator, operator, type Round } from "./operator.ts";
+import { bootSystemUnderTest, type SystemUnderTest } from "./system.ts";
+
+export interface AbuseStage {
+  system: SystemUnderTest;
+  api: string;
+  geo: string;
+  operator: Operator;
+  attacker: SeededAccount;
+  bystander: SeededAccount;
+  /** The bystander's delivery, on the bystander tracker's round (started). */
+  bystanderDeliveryId: number;
+  round: Round;
+  teardown(): Promise<void>;
+}
+
+/** Boots the system and sets the bystanders up; `extraEnv` is passed to every service. */
+export async function bootAbuseStage(extraEnv: Record<string, string> = {}): Promise<AbuseStage> {
+  const system = await bootSystemUnderTest({ GEO_OPS_TOKEN, ...extraEnv });
+  const [attacker, bystander] = seedDemo(system).accounts as [SeededAccount, SeededAccount];
+  const api = system.url("delivery-api");
+  const geo = system.url("geo-ingest");
+  const created = await callRetrying503(
+    `${api}/api/v2/deliveries`,
+    "POST",
+    clientHeaders(bystander),
+    outboundDelivery(bystander, "bystander-order"),
+  );
+  assert.equal(created.status, 201, JSON.stringify(created.body));
+  const bystanderDeliveryId = (created.body as { id: number }).id;
+  const ops = operator(api, geo);
+  const round = await ops.startRound([bystanderDeliveryId]);
+  // The tracker's first position waits until geo-ingest knows the round (a 404 meanwhile).
+  assert.equal(await ops.position(round.vehicle, 48.85, 2.35, new Date()), 200);
+  // The next position may come a second later at the soonest.
+  await new Promise((resolve) => setTimeout(resolve, 1100));
+  return {
+    system,
+    api,
+    geo,
+    operator: ops,
+    attacker,
+    bystander,
+    bystanderDeliveryId,
+    round,
+    teardown: () => system.teardown(),
+  };
+}
+
+export interface AttackReport<T> {
+  /** What the attack returned. */
+  result: T;
+  bystanders: BystanderSamples;
+  /** How long the attack ran. */
+  ms: number;
+}
+
+/**
+ * Runs `attack` while the bystanders call the system; returns the attack's result and their
+ * samples. The bystanders start before the attack and stop when it ends.
+ */
+export async function underAttack<T>(stage: AbuseStage, attack: () => Promise<T>): Promise<AttackReport<T>> {
+  const livez = Object.fromEntries(
+    (["delivery-api", "geo-ingest", "pricing", "webhook-dispatcher"] as ServiceSpec["name"][]).map((name) => [
+      name,
+      `${stage.system.url(name)}/livez`,
+    ]),
+  );
+  const plan: BystanderPlan = {
+    livez,
+    client: {
+      url: `${stage.api}/api/v2/deliveries/${stage.bystanderDeliveryId}`,
+      headers: clientHeaders(stage.bystander),
+    },
+    tracker: {
+      url: `${stage.geo}/external/vehicles/${encodeURIComponent(stage.round.vehicle.externalId)}/geolocations`,
+      provider: stage.round.vehicle.provider,
+    },
+  };
+  const worker = new Worker(new URL("./bystanders.ts", import.meta.url), { workerData: plan });
+  const failed = new Promise<never>((_, reject) => worker.once("error", reject));
+  const message = () => Promise.race([new Promise<unknown>((resolve) => worker.once("message", resolve)), failed]);
+  await message();
+  const started = performance.now();
+  let result: T;
+  try {
+    result = await attack();
+  } finally {
+    worker.postMessage("stop");
+  }
+  const ms = performance.now() - started;
+  const bystanders = (await message()) as BystanderSamples;
+  await worker.terminate();
+  return { result, bystanders, ms };
+}
+
+/** The p-th percentile (0-100) of the samples' times, by the nearest-rank method. */
+export function percentile(samples: Sample[], p: number): number {
+  const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;
+}
+
+/** One line of figures for the test's output: p50/p99/max per bystander, and the tracker's answers. */
+export function describeBystanders(samples: BystanderSamples): string {
+  const figures = (list: Sample[]) =>
+    `n=${list.length} p50=${percentile(list, 50).toFixed(1)} p99=${percentile(list, 99).toFixed(1)} max=${percentile(list, 100).toFixed(1)} ms`;
+  const livez = Object.entries(samples.livez).map(([service, list]) => `livez ${service}: ${figures(list)}`);
+  const tracker = samples.tracker.map((s) => s.status).join(",");
+  return [...livez, `client GET: ${figures(samples.client)}`, `tracker: [${tracker}]`].join("; ");
+}
+
+const P99_LIMIT_MS = 100;
+
+/**
+ * What every attack must leave untouched: `/livez` of every service and the bystander shop's
+ * requests answered (200) within 100 ms at p99, and every position of the bystander tracker
+ * (one per second) answered 200.
+ */
+export function assertBystandersUnharmed(report: AttackReport<unknown>): void {
+  const { bystanders } = report;
+  const figures = describeBystanders(bystanders);
+  const check = (what: string, list: Sample[], minimum: number) => {
+    assert.ok(list.length >= minimum, `${what}: only ${list.length} answers while the attack ran (${figures})`);
+    const failures = list.filter((s) => s.status !== 200);
+    assert.equal(failures.length, 0, `${what}: answers other than 200: ${JSON.stringify(failures)} (${figures})`);
+    assert.ok(percentile(list, 99) <= P99_LIMIT_MS, `${what}: p99 over ${P99_LIMIT_MS} ms (${figures})`);
+  };
+  for (const [service, list] of Object.entries(bystanders.livez)) check(`livez of ${service}`, list, 1);
+  check("the bystander shop's GET", bystanders.client, 1);
+  const refused = bystanders.tracker.filter((s) => s.status !== 200);
+  assert.equal(refused.length, 0, `the bystander tracker was refused: ${JSON.stringify(refused)} (${figures})`);
+  assert.ok(
+    bystanders.tracker.length >= Math.floor(report.ms / 1000),
+    `the bystander tracker sent ${bystanders.tracker.length} positions in ${Math.round(report.ms)} ms (${figures})`,
+  );
+}

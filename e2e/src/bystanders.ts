@@ -1,0 +1,96 @@
+/**
+ * The well-behaved users of the abuse suite, in a worker thread of their own: their event loop
+ * and connections are not the attacker's, so what they measure is the system's answer time, not
+ * the test process's. Started by `underAttack` (abuse.ts); stops and posts its samples when told.
+ *
+ * - every service's `GET /livez`, one request in flight per service, every 50 ms;
+ * - the bystander shop's `GET /api/v2/deliveries/{id}` on its own delivery, every 100 ms;
+ * - the bystander tracker's position, once per second, stamped with the time of sending.
+ */
+import { parentPort, workerData } from "node:worker_threads";
+
+export interface BystanderPlan {
+  livez: Record<string, string>;
+  client: { url: string; headers: Record<string, string> };
+  tracker: { url: string; provider: string };
+}
+
+export interface Sample {
+  startedAt: number;
+  ms: number;
+  /** 0 when no HTTP answer came within the timeout. */
+  status: number;
+}
+
+export interface BystanderSamples {
+  livez: Record<string, Sample[]>;
+  client: Sample[];
+  tracker: Sample[];
+}
+
+const TIMEOUT_MS = 5000;
+
+async function timed(url: string, init: RequestInit): Promise<Sample> {
+  const startedAt = Date.now();
+  const start = performance.now();
+  let status = 0;
+  try {
+    const response = await fetch(url, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    await response.arrayBuffer();
+    status = response.status;
+  } catch {}
+  return { startedAt, ms: performance.now() - start, status };
+}
+
+/** Calls `once` every `everyMs` (measured from each start), never two at a time, until stopped. */
+function repeat(everyMs: number, once: () => Promise<void>, stopped: () => boolean): Promise<void> {
+  return (async () => {
+    let next = performance.now();
+    while (!stopped()) {
+      await once();
+      next += everyMs;
+      const wait = next - performance.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      else next = performance.now();
+    }
+  })();
+}
+
+if (parentPort) {
+  const plan = workerData as BystanderPlan;
+  const samples: BystanderSamples = { livez: {}, client: [], tracker: [] };
+  let stop = false;
+  const stopped = () => stop;
+  const loops = [
+    ...Object.entries(plan.livez).map(([service, url]) => {
+      const list: Sample[] = [];
+      samples.livez[service] = list;
+      return repeat(50, async () => void list.push(await timed(url, {})), stopped);
+    }),
+    repeat(
+      100,
+      async () => void samples.client.push(await timed(plan.client.url, { headers: plan.client.headers })),
+      stopped,
+    ),
+    repeat(
+      1000,
+      async () => {
+        const body = JSON.stringify({
+          latitude: 48.85 + Math.random() / 100,
+          longitude: 2.35,
+          provider: plan.tracker.provider,
+          timestamp: new Date().toISOString(),
+        });
+        const init = { method: "POST", headers: { "content-type": "application/json" }, body };
+        samples.tracker.push(await timed(plan.tracker.url, init));
+      },
+      stopped,
+    ),
+  ];
+  parentPort.once("message", async () => {
+    stop = true;
+    await Promise.all(loops);
+    parentPort?.postMessage(samples);
+  });
+  parentPort.postMessage("started");
+}
