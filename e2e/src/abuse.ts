@@ -1,9 +1,10 @@
 /**
- * The abuse suite's stage and its one rule. Each `e2e/test/abuse-*.test.ts` file boots a stage
- * (the running system, an attacker's account, a bystander's account with a delivery under way
- * and its vehicle's tracker in an active round), then runs each attack inside `underAttack`:
- * while the attack lasts, well-behaved users keep calling (see bystanders.ts), and
- * `assertBystandersUnharmed` checks what the issue promises them:
+ * The abuse suite's stage and its one rule. Each file of `e2e/abuse/` (named `<topic>.test.ts`;
+ * not in e2e/test, whose files run in parallel) boots a stage (the running system, an attacker's
+ * account, a bystander's account with a delivery under way and its vehicle's tracker in an
+ * active round), then runs each attack inside `underAttack`: while the attack lasts, well-behaved
+ * users keep calling (see bystanders.ts), and `assertBystandersUnharmed` checks what the issue
+ * promises them:
  * - every service's `/livez` and the bystander shop's requests answer within 100 ms at p99;
  * - the bystander tracker's one position per second is answered 200, every time.
  *
