@@ -42,9 +42,21 @@ export function createLifecycle(logger: Logger): Lifecycle {
   };
 }
 
-/** Wires SIGTERM and SIGINT to the lifecycle and exits when it is done or out of time. */
+/**
+ * Wires SIGTERM and SIGINT to the lifecycle and exits when it is done or out of time. The
+ * handlers stay for the whole drain: a signal arriving while it runs is logged and ignored.
+ * With `process.once`, the second one reached Node's default handler and the process ended by
+ * the signal instead of exit 0; that happens whenever two senders signal the same process, e.g.
+ * a process-group kill of `npm start` (every service gets it) followed by start.ts's own SIGTERM.
+ */
 export function exitOnSignals(lifecycle: Lifecycle, logger: Logger, timeoutMs: number): void {
+  let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      logger.info({ signal }, "already shutting down; signal ignored");
+      return;
+    }
+    stopping = true;
     const timer = setTimeout(() => {
       logger.error({ timeoutMs }, "shutdown took too long; exiting");
       process.exit(1);
@@ -59,6 +71,6 @@ export function exitOnSignals(lifecycle: Lifecycle, logger: Logger, timeoutMs: n
       () => process.exit(1),
     );
   };
-  process.once("SIGTERM", stop);
-  process.once("SIGINT", stop);
+  process.on("SIGTERM", stop);
+  process.on("SIGINT", stop);
 }
