@@ -4,9 +4,10 @@
  * the foreground until Ctrl-C, then stops everything cleanly.
  */
 import { spawnSync } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync } from "node:fs";
 import path from "node:path";
+// The source, not the package: this runs before the build that makes the package's dist.
+import { persistentSecret, writeSecretFile } from "../libs/service-kit/src/secret-file.ts";
 import { resolveInfrastructure } from "./infra.ts";
 import { migrateAll, root, startSystem } from "./system.ts";
 
@@ -19,12 +20,12 @@ step("building");
 const build = spawnSync("npx", ["turbo", "run", "build", "--output-logs=errors-only"], { cwd: root, stdio: "inherit" });
 if (build.status !== 0) fail("the build failed (its errors are above)");
 
-const opsToken = persistentSecret("ops-token");
+const opsToken = persistentSecret(path.join(varDir, "ops-token"));
 const env: Record<string, string> = {
   ...infra.env,
   LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
   API_OPS_TOKEN: opsToken,
-  WEBHOOKS_SECRET_KEY: persistentSecret("webhooks-secret-key"),
+  WEBHOOKS_SECRET_KEY: persistentSecret(path.join(varDir, "webhooks-secret-key")),
   // The local demo's receivers run on this machine: let webhooks reach loopback here only.
   WEBHOOKS_ALLOWED_HOSTS: "127.0.0.0/8,::1,localhost",
   API_PUBLIC_URL: `http://localhost:${basePort}`,
@@ -50,16 +51,20 @@ const system = await startSystem({ env, basePort, logDir: path.join(varDir, "log
 const demo = {
   api_url: system.url("delivery-api"),
   geo_url: system.url("geo-ingest"),
+  // delivery-api's internal listener: the only address serving the operator API (/ops/v1).
+  ops_url: system.opsUrl,
   ops_token: opsToken,
   accounts: seeded.accounts,
   vehicles: seeded.vehicles,
 };
-writeFileSync(path.join(varDir, "demo.json"), `${JSON.stringify(demo, null, 2)}\n`);
+// It holds the operator token and the demo accounts' tokens: owner-only, like var/ops-token.
+writeSecretFile(path.join(varDir, "demo.json"), `${JSON.stringify(demo, null, 2)}\n`);
 
 process.stdout.write("\nDelivery Ordering Service is running:\n");
 for (const service of system.services) {
   process.stdout.write(`  ${service.spec.name.padEnd(20)} ${service.url}  (ready: ${service.url}/readyz)\n`);
 }
+process.stdout.write(`  ${"operator API".padEnd(20)} ${system.opsUrl}/ops/v1  (internal listener)\n`);
 process.stdout.write(`\nDemo credentials: var/demo.json. Operator CLI: npm run ops -- help\nPress Ctrl-C to stop.\n`);
 
 let stopping = false;
@@ -92,11 +97,4 @@ function fail(reason: string): never {
 
 function step(text: string) {
   process.stdout.write(`start: ${text}\n`);
-}
-
-/** A secret generated once per checkout and kept in var/, so the CLI and restarts agree on it. */
-function persistentSecret(name: string): string {
-  const file = path.join(varDir, name);
-  if (!existsSync(file)) writeFileSync(file, randomBytes(24).toString("base64url"), { mode: 0o600 });
-  return readFileSync(file, "utf8").trim();
 }

@@ -14,10 +14,15 @@ export interface ServiceSpec {
   name: "delivery-api" | "geo-ingest" | "pricing" | "webhook-dispatcher";
   /** Port offset from the base port. */
   offset: number;
+  /** The variable and port offset of the service's internal (operator) listener, when it has one. */
+  internal?: { variable: string; offset: number };
 }
 
+/** Ports the system takes from its base port: one per service, then delivery-api's internal one. */
+export const PORTS_PER_SYSTEM = 5;
+
 export const SERVICES: ServiceSpec[] = [
-  { name: "delivery-api", offset: 0 },
+  { name: "delivery-api", offset: 0, internal: { variable: "API_OPS_PORT", offset: 4 } },
   { name: "geo-ingest", offset: 1 },
   { name: "pricing", offset: 2 },
   { name: "webhook-dispatcher", offset: 3 },
@@ -35,6 +40,8 @@ export interface SystemOptions {
 export interface RunningService {
   spec: ServiceSpec;
   url: string;
+  /** The internal listener's URL (the operator API), when the service has one. */
+  internalUrl?: string;
   child: ChildProcess;
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
@@ -42,6 +49,8 @@ export interface RunningService {
 export interface RunningSystem {
   services: RunningService[];
   url(name: ServiceSpec["name"]): string;
+  /** delivery-api's internal listener: the only address serving the operator API (/ops/v1). */
+  opsUrl: string;
   /** Sends SIGTERM to every service and waits for all to exit. */
   stop(): Promise<Array<{ name: string; code: number | null; signal: NodeJS.Signals | null; ms: number }>>;
 }
@@ -65,10 +74,17 @@ export function serviceEntry(spec: ServiceSpec, entry: "main" | "migrate"): stri
 /** Starts one service process. */
 export function startService(spec: ServiceSpec, options: SystemOptions): RunningService {
   const port = options.basePort + spec.offset;
+  const internalPort = spec.internal && options.basePort + spec.internal.offset;
   let stdio: Array<"ignore" | "inherit" | "pipe"> = ["ignore", "inherit", "inherit"];
   if (options.logDir) stdio = ["ignore", "pipe", "pipe"];
   const child = spawn(process.execPath, [serviceEntry(spec, "main")], {
-    env: { ...process.env, ...options.env, PORT: String(port), HOST: "127.0.0.1" },
+    env: {
+      ...process.env,
+      ...options.env,
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      ...(spec.internal ? { [spec.internal.variable]: String(internalPort) } : {}),
+    },
     stdio,
   });
   if (options.logDir) {
@@ -80,7 +96,8 @@ export function startService(spec: ServiceSpec, options: SystemOptions): Running
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
     child.on("exit", (code, signal) => resolve({ code, signal })),
   );
-  return { spec, url: `http://127.0.0.1:${port}`, child, exited };
+  const internalUrl = internalPort === undefined ? undefined : `http://127.0.0.1:${internalPort}`;
+  return { spec, url: `http://127.0.0.1:${port}`, internalUrl, child, exited };
 }
 
 /** Starts the four services and waits until each answers /readyz with 200. */
@@ -93,6 +110,7 @@ export async function startSystem(options: SystemOptions): Promise<RunningSystem
       if (!found) throw new Error(`no service ${name}`);
       return found.url;
     },
+    opsUrl: services.find((s) => s.spec.name === "delivery-api")?.internalUrl as string,
     async stop() {
       return Promise.all(
         services.map(async (service) => {

@@ -44,7 +44,7 @@ async function soak(): Promise<number> {
   const api = system.url("delivery-api");
   const receiver = await startWebhookReceiver();
   await registerReceiver(api, clientHeaders(account), receiver);
-  const fleet = operator(api, system.url("geo-ingest"));
+  const fleet = operator(system.opsUrl, system.url("geo-ingest"));
   const vehicles = [];
   for (let i = 0; i < VEHICLES; i++) vehicles.push((await fleet.startRound([])).vehicle);
   for (const vehicle of vehicles) await fleet.position(vehicle, 48.86, 2.34, new Date());

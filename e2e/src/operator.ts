@@ -26,9 +26,9 @@ export interface StoredPosition {
   recorded_at: string;
 }
 
-export function operator(apiUrl: string, geoUrl: string) {
+export function operator(opsUrl: string, geoUrl: string) {
   const ops = async (method: string, path: string, body?: unknown) => {
-    const response = await call(`${apiUrl}/ops/v1${path}`, method, opsHeaders, body);
+    const response = await call(`${opsUrl}/ops/v1${path}`, method, opsHeaders, body);
     if (response.status >= 300) {
       throw new Error(`${method} /ops/v1${path}: ${response.status} ${JSON.stringify(response.body)}`);
     }

@@ -7,6 +7,7 @@ import net from "node:net";
 import { createTestDatabase, randomNamespace, testInfra } from "@dos/service-kit/testing";
 import {
   migrateAll,
+  PORTS_PER_SYSTEM,
   type RunningService,
   type RunningSystem,
   SERVICES,
@@ -38,7 +39,7 @@ export async function bootSystemUnderTest(
   options: BootOptions = {},
 ): Promise<SystemUnderTest> {
   const database = options.database ?? (await createTestDatabase("e2e"));
-  const basePort = await freePortRange(4);
+  const basePort = await freePortRange(PORTS_PER_SYSTEM);
   const env = {
     DATABASE_URL: database.url,
     NATS_URL: options.natsUrl ?? testInfra().natsUrl,

@@ -56,7 +56,8 @@ after(async () => {
   await system?.teardown();
 });
 
-const ops = (method: string, path: string, body?: unknown) => call(`${api}/ops/v1${path}`, method, opsHeaders, body);
+const ops = (method: string, path: string, body?: unknown) =>
+  call(`${system.opsUrl}/ops/v1${path}`, method, opsHeaders, body);
 const client = (method: string, path: string, body?: unknown) =>
   call(`${api}/api/v2${path}`, method, clientHeaders(account), body);
 const getDelivery = async (id: number) => (await client("GET", `/deliveries/${id}`)).body as Delivery;
@@ -82,7 +83,7 @@ async function postPosition(externalId: string, provider: string, latitude: numb
 }
 
 async function upload(method: string, path: string, type: string, bytes: Buffer) {
-  const response = await fetch(`${api}/ops/v1${path}`, {
+  const response = await fetch(`${system.opsUrl}/ops/v1${path}`, {
     method,
     headers: { ...opsHeaders, "content-type": type },
     body: new Uint8Array(bytes),

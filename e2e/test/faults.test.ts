@@ -71,7 +71,7 @@ before(async () => {
   // The services' first requests to each other, on a loaded machine, may miss their 2 s pricing
   // timeout (it happened once in CI): the operator's tool tries a 503 again, as a client would.
   const tariff = await callRetrying503(
-    `${system.url("delivery-api")}/ops/v1/accounts/${account.account_id}/tariffs`,
+    `${system.opsUrl}/ops/v1/accounts/${account.account_id}/tariffs`,
     "POST",
     opsHeaders,
     TARIFF,
@@ -82,7 +82,7 @@ before(async () => {
   db.on("error", () => {});
   db.on("connect", (client) => client.on("error", () => {}));
 
-  const fleet = operator(system.url("delivery-api"), system.url("geo-ingest"));
+  const fleet = operator(system.opsUrl, system.url("geo-ingest"));
   const vehicles = [];
   for (let i = 0; i < 6; i++) vehicles.push((await fleet.startRound([])).vehicle);
   // Positions count only once geo-ingest knows the vehicles' active rounds.

@@ -28,7 +28,7 @@ before(async () => {
   });
   [account] = seedAccounts(system) as [SeededAccount];
   api = system.url("delivery-api");
-  fleet = operator(api, system.url("geo-ingest"));
+  fleet = operator(system.opsUrl, system.url("geo-ingest"));
   receiver = await startWebhookReceiver();
   await registerReceiver(api, clientHeaders(account), receiver);
 });

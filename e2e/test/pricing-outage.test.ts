@@ -13,7 +13,7 @@ describe("a create while pricing is down", () => {
     system = await bootSystemUnderTest();
     [account] = seedAccounts(system) as [SeededAccount];
     api = system.url("delivery-api");
-    const tariff = await call(`${api}/ops/v1/accounts/${account.account_id}/tariffs`, "POST", opsHeaders, {
+    const tariff = await call(`${system.opsUrl}/ops/v1/accounts/${account.account_id}/tariffs`, "POST", opsHeaders, {
       base_cents: { outbound: 900, inbound: 900, other: 1400 },
       per_package_cents: 100,
     });

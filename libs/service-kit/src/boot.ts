@@ -6,6 +6,7 @@ import { ensureTopology } from "@dos/contracts";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createDatabase, type Database } from "./db.ts";
+import { type InternalListener, listenInternal } from "./internal-listener.ts";
 import { createLifecycle, exitOnSignals, type Lifecycle } from "./lifecycle.ts";
 import { createLogger } from "./logger.ts";
 import { connectNats, type NatsHandle } from "./nats.ts";
@@ -41,6 +42,8 @@ export interface BuiltService {
   start?(): Promise<void>;
   /** Stops background work after the HTTP server has closed, before NATS drains. */
   stop?(): Promise<void>;
+  /** Port of the internal listener (see createHttpApp's internalPrefix); omitted: none. */
+  internalPort?: number;
 }
 
 export interface BootOptions<C extends BootConfig> {
@@ -91,13 +94,17 @@ async function boot<C extends BootConfig>(options: BootOptions<C>, logger: Logge
   logger.info(topology, "NATS topology ensured");
 
   const built = await options.build({ config, logger, lifecycle, database, nats });
-  lifecycle.onShutdown("http", () => built.app.close());
+  let internal: InternalListener | undefined;
+  lifecycle.onShutdown("http", () => Promise.all([built.app.close(), internal?.close()]));
   if (built.stop) lifecycle.onShutdown("background work", () => built.stop?.());
   lifecycle.onShutdown("nats", () => nats.drain());
   lifecycle.onShutdown("postgres", () => database.close());
   if (tracing.enabled) lifecycle.onShutdown("tracing", () => tracing.shutdown());
 
   await built.app.listen({ host: config.HOST, port: config.PORT });
+  if (built.internalPort !== undefined) {
+    internal = await listenInternal(built.app, { host: config.HOST, port: built.internalPort });
+  }
   await built.start?.();
-  logger.info({ url: `http://${config.HOST}:${config.PORT}` }, `${options.service} ready`);
+  logger.info({ url: `http://${config.HOST}:${config.PORT}`, internal_url: internal?.url }, `${options.service} ready`);
 }

@@ -18,6 +18,7 @@ import { clientErrorHandler } from "./client-error.ts";
 import { isDependencyDown } from "./dependency-errors.ts";
 import { HttpError, validationMessages } from "./errors.ts";
 import { type HealthChecks, registerHealthRoutes } from "./health.ts";
+import { internalRoutesGuard } from "./internal-listener.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
@@ -33,6 +34,11 @@ export interface HttpAppOptions {
   checks: HealthChecks;
   /** Largest request body accepted, in bytes. */
   bodyLimit?: number;
+  /**
+   * Routes under this path prefix (e.g. "/ops") exist only on the internal listener
+   * (listenInternal); on the public port they answer 404 like any unknown route.
+   */
+  internalPrefix?: string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -122,6 +128,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     reply.header("x-request-id", request.id);
     done();
   });
+  if (options.internalPrefix) app.addHook("onRequest", internalRoutesGuard(options.internalPrefix));
   // A NUL in the query string would reach PostgreSQL as text it cannot hold (a 500); only a URL
   // holding "%00" is looked at, so other requests pay one substring search. Path parameters are
   // each route's own: an id that cannot be one is that route's 404.

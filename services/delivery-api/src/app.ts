@@ -1,7 +1,7 @@
 /**
  * Builds delivery-api from its dependencies; never listens (main.ts does, tests use inject).
  * Three surfaces: the client API (/api/v2, X-User-Email + X-User-Token), the operator API
- * (/ops/v1, bearer token) and the retired /api/v1.
+ * (/ops/v1, bearer token, on the internal listener only) and the retired /api/v1.
  */
 import { SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, bearerAuthHook, createHttpApp, type ServiceDeps } from "@dos/service-kit";
@@ -29,6 +29,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     lifecycle: deps.lifecycle,
     checks: { postgres: deps.database.check, nats: deps.nats.check },
     bodyLimit: config.API_BODY_LIMIT_BYTES,
+    // The operator API answers only on API_OPS_PORT, which no public route reaches.
+    internalPrefix: "/ops",
   });
 
   const authCache = createAuthCache(config.API_AUTH_CACHE_MS);
@@ -103,6 +105,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   // stops after the HTTP server closed.
   return {
     app,
+    internalPort: config.API_OPS_PORT,
     start: async () => {
       tariffReplica.start();
       await deliveries.relay.start();

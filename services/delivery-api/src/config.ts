@@ -11,7 +11,14 @@ export const configSchema = Type.Object({
     default: 3000,
     minimum: 0,
     maximum: 65535,
-    description: "HTTP port of the client, operator and tracking APIs.",
+    description: "Public HTTP port: client API, tracking pages, media, health, metrics (not the operator API).",
+  }),
+  API_OPS_PORT: Type.Integer({
+    default: 3004,
+    minimum: 0,
+    maximum: 65535,
+    description:
+      "Internal HTTP port: the only one serving the operator API (/ops/v1), besides everything PORT serves. Never route it from the internet.",
   }),
   API_OPS_TOKEN: Type.String({
     minLength: 24,

@@ -6,18 +6,26 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { natsNames } from "@dos/contracts";
+import { type InternalListener, listenInternal } from "@dos/service-kit";
 import { runOpsCli } from "./cli-runner.ts";
-import { startTestApi, type TestApi } from "./fixtures.ts";
+import { OPS_TOKEN, startTestApi, type TestApi } from "./fixtures.ts";
 
 describe("operator CLI (npm run ops)", () => {
   let api: TestApi;
   let baseUrl: string;
+  let publicUrl: string;
+  let internal: InternalListener;
   before(async () => {
     api = await startTestApi();
     await api.app.listen({ host: "127.0.0.1", port: 0 });
-    baseUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    publicUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    internal = await listenInternal(api.app, { host: "127.0.0.1", port: 0 });
+    baseUrl = internal.url;
   });
-  after(async () => api.close());
+  after(async () => {
+    await internal.close();
+    await api.close();
+  });
 
   const ops = (args: string[], env: Record<string, string> = {}) => runOpsCli(baseUrl, args, env);
   const ok = async (args: string[]) => {
@@ -25,6 +33,21 @@ describe("operator CLI (npm run ops)", () => {
     assert.equal(run.code, 0, `${args.join(" ")}: ${run.stderr}`);
     return run;
   };
+
+  test("the operator API answers on the internal listener only; the public one knows no /ops route", async () => {
+    const authorization = `Bearer ${OPS_TOKEN}`;
+    for (const path of ["/ops/v1/accounts", "/ops/v1/accounts/1", "/ops", "/ops/v1/nope", "//ops/v1/accounts"]) {
+      const response = await fetch(`${publicUrl}${path}`, { headers: { authorization } });
+      assert.equal(response.status, 404, path);
+      assert.deepEqual(await response.json(), { errors: [`route GET ${path} not found`] });
+    }
+    // Percent-encoding does not make another route of it.
+    assert.equal((await fetch(`${publicUrl}/%6Fps/v1/accounts`, { headers: { authorization } })).status, 404);
+    assert.equal((await fetch(`${baseUrl}/ops/v1/accounts`, { headers: { authorization } })).status, 200);
+    assert.equal((await fetch(`${baseUrl}/ops/v1/accounts`)).status, 401);
+    // Everything else answers on both.
+    for (const url of [publicUrl, baseUrl]) assert.equal((await fetch(`${url}/livez`)).status, 200);
+  });
 
   test("help lists every command and a command's flags", async () => {
     const help = await ok(["help"]);

@@ -4,8 +4,8 @@
  * re-enabling an endpoint the dispatcher disabled.
  */
 import assert from "node:assert/strict";
-import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
+import { type InternalListener, listenInternal } from "@dos/service-kit";
 import { waitFor } from "@dos/service-kit/testing";
 import { makeEvent, type Receiver, startReceiver, type TestDispatcher } from "@dos/webhook-dispatcher/testing";
 import { runOpsCli } from "./cli-runner.ts";
@@ -23,15 +23,21 @@ describe("/ops/v1/accounts/{id}/webhooks, forwarded to webhook-dispatcher", () =
   let shop: TestAccount;
   let other: TestAccount;
   let baseUrl: string;
+  let internal: InternalListener;
   let close: () => Promise<void>;
 
   before(async () => {
     ({ api, dispatcher, receiver, shop, other, close } = await startWebhooksTestbed());
     ops = opsClient(api);
     await api.app.listen({ host: "127.0.0.1", port: 0 });
-    baseUrl = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+    // The CLI reaches the operator API where an operator does: on the internal listener.
+    internal = await listenInternal(api.app, { host: "127.0.0.1", port: 0 });
+    baseUrl = internal.url;
   });
-  after(() => close());
+  after(async () => {
+    await internal.close();
+    await close();
+  });
 
   const hooks = (account: number | string) => `/accounts/${account}/webhooks`;
 

@@ -1,6 +1,7 @@
 /**
  * `npm run ops -- <command> [flags]`: the operator CLI, a thin client of the operator API.
- * OPS_API_URL (default http://localhost:3000) and OPS_TOKEN (else var/ops-token, which
+ * OPS_API_URL (default: delivery-api's internal listener, var/demo.json's ops_url, else
+ * http://localhost:3004) and OPS_TOKEN (else var/ops-token, which
  * `npm start` writes). Exit codes: 0 done, 1 refused by the API, 2 usage error, 3 unreachable.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -12,6 +13,9 @@ import { COMMANDS, type CommandSpec, type Method } from "./ops-commands.ts";
 export const EXIT = { ok: 0, refused: 1, usage: 2, unreachable: 3 } as const;
 const REQUEST_TIMEOUT_MS = 15_000;
 const TOKEN_FILE = fileURLToPath(new URL("../../../../var/ops-token", import.meta.url));
+const DEMO_FILE = fileURLToPath(new URL("../../../../var/demo.json", import.meta.url));
+/** API_OPS_PORT's default: the operator API answers only on delivery-api's internal listener. */
+const DEFAULT_OPS_URL = "http://localhost:3004";
 
 interface Io {
   out(text: string): void;
@@ -52,7 +56,17 @@ export async function runOps(argv: string[], env: NodeJS.ProcessEnv, io: Io): Pr
     io.err("ops: OPS_TOKEN is not set and var/ops-token does not exist; export OPS_TOKEN=<operator token>\n");
     return EXIT.usage;
   }
-  return send(request, (env.OPS_API_URL || "http://localhost:3000").replace(/\/+$/, ""), token, io);
+  return send(request, (env.OPS_API_URL || demoOpsUrl() || DEFAULT_OPS_URL).replace(/\/+$/, ""), token, io);
+}
+
+/** Where `npm start` put the operator API (START_PORT may move it), when it wrote var/demo.json. */
+function demoOpsUrl(): string | undefined {
+  try {
+    const demo = JSON.parse(readFileSync(DEMO_FILE, "utf8")) as { ops_url?: unknown };
+    return typeof demo.ops_url === "string" ? demo.ops_url : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function buildRequest(spec: CommandSpec, args: ParsedArgs) {
@@ -152,7 +166,7 @@ function overview(): string {
   return [
     "Usage: npm run ops -- <command> [flags]",
     "",
-    "Operator CLI of delivery-api. Environment: OPS_API_URL (default http://localhost:3000),",
+    "Operator CLI of delivery-api. Environment: OPS_API_URL (default var/demo.json's ops_url, else http://localhost:3004),",
     "OPS_TOKEN (default: the content of var/ops-token, written by npm start).",
     "",
     "Commands:",

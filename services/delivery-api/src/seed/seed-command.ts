@@ -4,11 +4,8 @@
  * The token secret is DEMO_SEED_SECRET, else var/demo-seed-secret (created on first use), so
  * every run prints the same tokens.
  */
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
-import { createDatabase } from "@dos/service-kit";
+import { createDatabase, persistentSecret } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import { SCHEMA } from "../../migrations/index.ts";
 import type { DB } from "../db/database.ts";
@@ -17,12 +14,7 @@ import { seedDemo } from "./demo-seed.ts";
 const SECRET_FILE = fileURLToPath(new URL("../../../../var/demo-seed-secret", import.meta.url));
 
 function seedSecret(): string {
-  if (process.env.DEMO_SEED_SECRET) return process.env.DEMO_SEED_SECRET;
-  if (!existsSync(SECRET_FILE)) {
-    mkdirSync(dirname(SECRET_FILE), { recursive: true });
-    writeFileSync(SECRET_FILE, randomBytes(32).toString("base64url"), { mode: 0o600 });
-  }
-  return readFileSync(SECRET_FILE, "utf8").trim();
+  return process.env.DEMO_SEED_SECRET || persistentSecret(SECRET_FILE, 32);
 }
 
 const url = process.env.DATABASE_URL;
