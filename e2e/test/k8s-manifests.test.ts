@@ -188,19 +188,51 @@ for (const overlay of overlays) {
       }
     });
 
-    test("ingress routes /api and /ops to delivery-api, /external to geo-ingest hashed per vehicle", () => {
+    test("ingress routes /api, /track and /media to delivery-api, /external to geo-ingest hashed per vehicle, and never /ops", () => {
       const routes = of(objects, "Ingress").flatMap((ingress) =>
         ingress.spec.rules.flatMap((rule: Any) =>
-          rule.http.paths.map((p: Any) => ({ path: p.path, service: p.backend.service.name, ingress })),
+          rule.http.paths.map((p: Any) => ({
+            path: p.path,
+            service: p.backend.service.name,
+            port: p.backend.service.port.name,
+            ingress,
+          })),
         ),
       );
       const to = (path: string) => routes.find((r) => r.path === path);
-      assert.equal(to("/api")?.service, "delivery-api");
-      assert.equal(to("/ops")?.service, "delivery-api");
+      for (const path of ["/api", "/track", "/media"]) {
+        assert.deepEqual([to(path)?.service, to(path)?.port], ["delivery-api", "http"], path);
+      }
       assert.equal(to("/external")?.service, "geo-ingest");
       assert.equal(
         to("/external")?.ingress.metadata.annotations["nginx.ingress.kubernetes.io/upstream-hash-by"],
         "$uri",
+      );
+      // Nothing routes the operator API, by path or by pointing at its port or Service.
+      for (const route of routes) {
+        assert.ok(!route.path.startsWith("/ops") && route.path !== "/", `${route.path} is routed`);
+        assert.notEqual(route.service, "delivery-api-ops", `${route.path} → the operator Service`);
+        assert.equal(route.port, "http", `${route.path} → port ${route.port}`);
+      }
+      assert.deepEqual(routes.map((r) => r.path).sort(), ["/api", "/external", "/media", "/track"]);
+    });
+
+    test("the operator API's port is served by a ClusterIP Service only, reachable from ops-cli pods", () => {
+      const api = deployments.find((d) => d.metadata.name === "delivery-api");
+      const [container] = api.spec.template.spec.containers;
+      const config = of(objects, "ConfigMap").find((c) => c.metadata.name === "delivery-api");
+      const opsPort = container.ports.find((p: Any) => p.name === "ops")?.containerPort;
+      assert.equal(String(opsPort), config.data.API_OPS_PORT);
+      const services_ = of(objects, "Service").filter((s) => s.spec.ports.some((p: Any) => p.targetPort === "ops"));
+      assert.deepEqual(
+        services_.map((s) => [s.metadata.name, s.spec.type]),
+        [["delivery-api-ops", "ClusterIP"]],
+      );
+      const policy = of(objects, "NetworkPolicy").find((p) => p.metadata.name === "delivery-api");
+      const opsRules = policy.spec.ingress.filter((rule: Any) => rule.ports.some((p: Any) => p.port === opsPort));
+      assert.deepEqual(
+        opsRules.map((rule: Any) => rule.from.map((peer: Any) => peer.podSelector?.matchLabels)),
+        [[{ "app.kubernetes.io/name": "ops-cli" }]],
       );
     });
   });
