@@ -142,7 +142,12 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // rest of the body is read and dropped first (a lingering close). Otherwise the connection
   // closes with the client's bytes unread, the kernel resets it, and a client that reads only
   // once it has sent everything loses the answer (every time, measured: 20 of 20 413s lost).
-  app.addHook("onSend", (request, _reply, payload, done) => {
+  app.addHook("onSend", (request, reply, payload, done) => {
+    // From SIGTERM on, each answer closes its connection. A keep-alive connection busy when the
+    // server began to close turns idle only afterwards, and nothing closes it then: the drain
+    // waited for the client's idle timeout and ran out of time (geo-ingest, measured: exit 1
+    // after 10 s with one position in flight).
+    if (options.lifecycle.shuttingDown) reply.header("connection", "close");
     const raw = request.raw;
     // readableEnded too: an injected request (light-my-request) never sets `complete`.
     if (raw.complete || raw.readableEnded || raw.destroyed) return done(null, payload);
