@@ -46,7 +46,7 @@ export async function bootAbuseStage(extraEnv: Record<string, string> = {}): Pro
   );
   assert.equal(created.status, 201, JSON.stringify(created.body));
   const bystanderDeliveryId = (created.body as { id: number }).id;
-  const ops = operator(api, geo);
+  const ops = operator(system.opsUrl, geo);
   const round = await ops.startRound([bystanderDeliveryId]);
   // The tracker's first position waits until geo-ingest knows the round (a 404 meanwhile).
   assert.equal(await ops.position(round.vehicle, 48.85, 2.35, new Date()), 200);
