@@ -1,3 +1,4 @@
+export * from "./bounds.ts";
 export * from "./names.ts";
 export * from "./pricing-rules.ts";
 export * from "./schemas/common.ts";

@@ -39,11 +39,16 @@ export function fieldLabel(instancePath: string, child?: string): string {
     .map((part) => part.replace(/~1/g, "/").replace(/~0/g, "~"));
   if (child !== undefined) parts.push(child);
   let label = "";
-  for (const part of parts) {
+  for (const raw of parts) {
+    const part = shortened(raw);
     label += /^\d+$/.test(part) ? `[${part}]` : label ? `.${part}` : part;
   }
   return label || "body";
 }
+
+/** Longest field name a message repeats: an unknown key may be as long as the body. */
+const MAX_LABEL_PART = 64;
+const shortened = (part: string) => (part.length > MAX_LABEL_PART ? `${part.slice(0, MAX_LABEL_PART)}…` : part);
 
 /**
  * Turns ajv errors (with allErrors) into the spec's messages. A union ("anyOf") is reported
@@ -54,7 +59,17 @@ export function validationMessages(errors: ErrorObject[], root = ""): string[] {
   for (const error of pruneUnionBranches(errors)) {
     messages.add(messageFor(error, root));
   }
-  return [...messages];
+  return capMessages([...messages]);
+}
+
+/** Most messages one error answer lists; the rest are counted, so the answer stays short. */
+export const MAX_ERROR_MESSAGES = 20;
+
+/** The first MAX_ERROR_MESSAGES messages, then one saying how many more there were. */
+export function capMessages(messages: string[]): string[] {
+  if (messages.length <= MAX_ERROR_MESSAGES) return messages;
+  const more = messages.length - MAX_ERROR_MESSAGES;
+  return [...messages.slice(0, MAX_ERROR_MESSAGES), `and ${more} more problem${more === 1 ? "" : "s"}`];
 }
 
 function messageFor(error: ErrorObject, root: string): string {
@@ -154,19 +169,37 @@ function unionDescription(error: ErrorObject): string {
  * With allErrors, ajv reports every branch of a union. Keep, for each failed anyOf, only the
  * errors of the branch that matched the value's type and failed least; drop the anyOf summary
  * when a branch explains the problem.
+ *
+ * An error belongs to a union when it sits under the union's schema path and under the value the
+ * union judged (its instance path): every item of an array shares the schema path, so the instance
+ * path tells one item's union from the next. Each error finds its unions through its own paths'
+ * prefixes (a few, bounded by the schema's depth), so the work grows with the number of errors,
+ * not with its square or cube as it did when every union scanned every error.
  */
 function pruneUnionBranches(errors: ErrorObject[]): ErrorObject[] {
-  const unions = errors.filter((e) => e.keyword === "anyOf");
-  if (unions.length === 0) return errors;
-  let kept = errors;
+  const unions = new Map<string, ErrorObject>();
+  for (const error of errors) if (error.keyword === "anyOf") unions.set(unionKey(error), error);
+  if (unions.size === 0) return errors;
+  const members = new Map<ErrorObject, ErrorObject[]>();
+  for (const error of errors) {
+    for (const union of enclosingUnions(error, unions)) {
+      const list = members.get(union);
+      if (list) list.push(error);
+      else members.set(union, [error]);
+    }
+  }
+  const dropped = new Set<ErrorObject>();
   // Innermost unions first, so an outer union judges branches already pruned.
-  for (const union of unions.sort((a, b) => b.schemaPath.length - a.schemaPath.length)) {
+  const ordered = [...unions.values()].sort((a, b) => b.schemaPath.length - a.schemaPath.length);
+  for (const union of ordered) {
     const base = union.schemaPath.replace(/\/anyOf$/, "/anyOf/");
     const byBranch = new Map<string, ErrorObject[]>();
-    for (const error of kept) {
-      if (!error.schemaPath.startsWith(base)) continue;
+    for (const error of members.get(union) ?? []) {
+      if (dropped.has(error)) continue;
       const branch = error.schemaPath.slice(base.length).split("/")[0] ?? "";
-      byBranch.set(branch, [...(byBranch.get(branch) ?? []), error]);
+      const list = byBranch.get(branch);
+      if (list) list.push(error);
+      else byBranch.set(branch, [error]);
     }
     const candidates = [...byBranch.values()].filter(
       (branchErrors) =>
@@ -177,10 +210,37 @@ function pruneUnionBranches(errors: ErrorObject[]): ErrorObject[] {
         ),
     );
     const best = candidates.sort((a, b) => score(a) - score(b))[0];
-    kept = kept.filter((e) => !e.schemaPath.startsWith(base) || (best?.includes(e) ?? false));
-    if (best) kept = kept.filter((e) => e !== union);
+    for (const branchErrors of byBranch.values()) {
+      if (branchErrors !== best) for (const error of branchErrors) dropped.add(error);
+    }
+    if (best) dropped.add(union);
   }
-  return kept;
+  return errors.filter((error) => !dropped.has(error));
+}
+
+const unionKey = (union: { instancePath: string; schemaPath: string }) =>
+  `${union.instancePath}\u0000${union.schemaPath}`;
+
+/** The unions (other than itself) whose branches produced this error. */
+function enclosingUnions(error: ErrorObject, unions: Map<string, ErrorObject>): ErrorObject[] {
+  const found: ErrorObject[] = [];
+  const schemaPrefixes: string[] = [];
+  for (let at = error.schemaPath.indexOf("/anyOf/"); at >= 0; at = error.schemaPath.indexOf("/anyOf/", at + 1)) {
+    schemaPrefixes.push(error.schemaPath.slice(0, at + "/anyOf".length));
+  }
+  if (schemaPrefixes.length === 0) return found;
+  const instancePrefixes = [""];
+  for (let at = error.instancePath.indexOf("/", 1); at >= 0; at = error.instancePath.indexOf("/", at + 1)) {
+    instancePrefixes.push(error.instancePath.slice(0, at));
+  }
+  if (error.instancePath) instancePrefixes.push(error.instancePath);
+  for (const schemaPath of schemaPrefixes) {
+    for (const instancePath of instancePrefixes) {
+      const union = unions.get(unionKey({ instancePath, schemaPath }));
+      if (union && union !== error) found.push(union);
+    }
+  }
+  return found;
 }
 
 /** A branch whose only complaints are unknown fields fits worse than one with a missing value. */

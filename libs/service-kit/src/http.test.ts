@@ -17,12 +17,15 @@ describe("the HTTP factory answers every bad request in the error shape", () => 
     bodyLimit: 1024,
   });
   const body = Type.Object(
-    { name: Type.String({ minLength: 1 }), count: Type.Integer({ minimum: 1 }) },
+    { name: Type.String({ minLength: 1, maxLength: 100 }), count: Type.Integer({ minimum: 1 }) },
     { additionalProperties: false },
   );
   app.post("/things", { schema: { body } }, async (request) => ({ received: request.body }));
   app.patch("/things/:id/cancel", async (request) => ({ body: request.body ?? null }));
-  const page = Type.Object({ page: Type.Optional(Type.Integer({ minimum: 1 })), q: Type.Optional(Type.String()) });
+  const page = Type.Object({
+    page: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000 })),
+    q: Type.Optional(Type.String()),
+  });
   app.get("/things", { schema: { querystring: page } }, async (request) => ({ query: request.query }));
   app.post("/explode", async () => {
     throw new Error("secret internals at /srv/app.ts:42");

@@ -14,6 +14,7 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
+import { assertBoundedSchema, boundedBodyValidator } from "./bounded-validation.ts";
 import { clientErrorHandler } from "./client-error.ts";
 import { isDependencyDown } from "./dependency-errors.ts";
 import { HttpError, validationMessages } from "./errors.ts";
@@ -93,10 +94,13 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   // Bodies are judged strictly (no coercion); query strings and path parameters arrive as text.
-  const bodyAjv = createAjv({ allErrors: true });
+  // A body's verdict comes from a validator that stops at the first problem (bounded-validation.ts).
+  const bodyAjv = createAjv();
+  const bodyReportAjv = createAjv({ allErrors: true });
   const textAjv = createAjv({ allErrors: true, coerceTypes: true });
-  app.setValidatorCompiler(({ schema, httpPart }) => {
-    if (httpPart === "body") return bodyAjv.compile(schema);
+  app.setValidatorCompiler(({ schema, httpPart, method, url }) => {
+    assertBoundedSchema(schema, httpPart ?? "", `${method} ${url}`);
+    if (httpPart === "body") return boundedBodyValidator(bodyAjv.compile(schema), bodyReportAjv.compile(schema));
     const validate = textAjv.compile(schema);
     return httpPart === "querystring" ? numbersInDigits(schema, validate) : validate;
   });

@@ -4,6 +4,8 @@ import { TIMESTAMP_PATTERN } from "../timestamps.ts";
 /** A timestamp on the wire (see timestamps.ts). */
 export const Timestamp = Type.String({
   pattern: TIMESTAMP_PATTERN,
+  // The longest the pattern allows (nine fraction digits and an offset): 35 characters.
+  maxLength: 35,
   description: "ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00",
 });
 

@@ -268,6 +268,8 @@ export type DeliveryListItem = Static<typeof DeliveryListItem>;
 
 /** Largest page of the delivery list (decided in docs/spec-decisions.md). */
 export const DELIVERY_LIST_MAX_PER_PAGE = 100;
+/** Last page number asked for: a million deliveries at the largest page size. */
+export const DELIVERY_LIST_MAX_PAGE = 10_000;
 export const DELIVERY_LIST_DEFAULT_PER_PAGE = 25;
 
 /** The query of the delivery list and of latest: a reference filter, and bounded pages (list only). */
@@ -276,7 +278,9 @@ export const DeliveryListQuery = Type.Object(
     client_order_reference: Type.Optional(
       Type.String({ maxLength: LIMITS.shortText, description: "Keep only deliveries with this reference." }),
     ),
-    page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: "Page number, from 1." })),
+    page: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: DELIVERY_LIST_MAX_PAGE, default: 1, description: "Page number, from 1." }),
+    ),
     per_page: Type.Optional(
       Type.Integer({
         minimum: 1,

@@ -9,11 +9,17 @@
  * pricing.ts): the code is the HTTP status to answer, the body an ErrorBody.
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { DELIVERY_EVENT_TYPES } from "../names.ts";
 import { LIMITS, Nullable, Timestamp } from "./common.ts";
 import { DeliveryEventType } from "./events.ts";
 
 /** The kinds an endpoint subscribes to; absent or null means every kind, present and future. */
-export const WebhookEventFilter = Type.Array(DeliveryEventType, { minItems: 1, uniqueItems: true });
+export const WebhookEventFilter = Type.Array(DeliveryEventType, {
+  minItems: 1,
+  // Each kind at most once, so never more entries than there are kinds.
+  maxItems: DELIVERY_EVENT_TYPES.length,
+  uniqueItems: true,
+});
 
 /** Body of POST /api/v2/webhooks. */
 export const WebhookCreateInput = Type.Object(

@@ -2,7 +2,7 @@
  * GET /ops/v1/rounds/{round_id}/track: a round's stored positions in time order, for operators
  * (bearer GEO_OPS_TOKEN). Pages with `after` (the last recorded_at received) and `limit`.
  */
-import { formatTimestamp, parseTimestamp, Timestamp } from "@dos/contracts";
+import { formatTimestamp, MAX_ID, parseTimestamp, Timestamp } from "@dos/contracts";
 import { bearerAuthHook, unprocessable } from "@dos/service-kit";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
@@ -11,7 +11,7 @@ import { listRoundTrack } from "../positions/positions.repository.ts";
 import type { DB } from "../positions/positions.table.ts";
 
 const MAX_LIMIT = 10_000;
-const Params = Type.Object({ round_id: Type.Integer({ minimum: 1 }) });
+const Params = Type.Object({ round_id: Type.Integer({ minimum: 1, maximum: MAX_ID }) });
 const Query = Type.Object(
   {
     after: Type.Optional(Timestamp),
