@@ -69,3 +69,14 @@ test("a level outside the list is refused with the allowed values", () => {
     'LOG_LEVEL is invalid: must be one of fatal, error, warn, info, debug, trace, silent (got "loud")',
   );
 });
+
+test("the HTTP timeouts have defaults, and headers may not wait longer than the whole request", () => {
+  const config = load(valid);
+  assert.equal(config.HTTP_HEADERS_TIMEOUT_MS, 10_000);
+  assert.equal(config.HTTP_REQUEST_TIMEOUT_MS, 60_000);
+  assert.equal(
+    failure({ ...valid, HTTP_HEADERS_TIMEOUT_MS: "30000", HTTP_REQUEST_TIMEOUT_MS: "20000" }),
+    "HTTP_HEADERS_TIMEOUT_MS is invalid: must not exceed HTTP_REQUEST_TIMEOUT_MS (30000 > 20000)",
+  );
+  assert.match(failure({ ...valid, HTTP_IDLE_TIMEOUT_MS: "5" }), /^HTTP_IDLE_TIMEOUT_MS is invalid/);
+});

@@ -36,6 +36,30 @@ export const commonConfig = {
     minimum: 100,
     description: "Longest drain on SIGTERM before a forced exit.",
   }),
+  HTTP_HEADERS_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 600_000,
+    description: "Longest wait for a request's headers, from its first byte; then 408 and close.",
+  }),
+  HTTP_REQUEST_TIMEOUT_MS: Type.Integer({
+    default: 60_000,
+    minimum: 100,
+    maximum: 3_600_000,
+    description: "Longest wait for a whole request (headers and body); then 408 and close.",
+  }),
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: Type.Integer({
+    default: 72_000,
+    minimum: 100,
+    maximum: 600_000,
+    description: "How long an idle keep-alive connection waits for its next request.",
+  }),
+  HTTP_IDLE_TIMEOUT_MS: Type.Integer({
+    default: 120_000,
+    minimum: 1_000,
+    maximum: 3_600_000,
+    description: "A connection on which nothing moves (no byte either way) this long is closed.",
+  }),
   DATABASE_POOL_SIZE: Type.Integer({
     default: 10,
     minimum: 1,
@@ -88,6 +112,7 @@ export function loadConfig<T extends TObject>(schema: T, options: LoadConfigOpti
     values[name] = convert(name, raw, property);
   }
   const result = compileValidator<Static<T>>(schema)(values);
+  if (result.ok) checkRelations(result.value as Record<string, unknown>);
   if (!result.ok) {
     const [first] = result.errors;
     const name =
@@ -100,6 +125,17 @@ export function loadConfig<T extends TObject>(schema: T, options: LoadConfigOpti
     throw new ConfigError(`${name} ${problem}${shown}`);
   }
   return Object.freeze(result.value);
+}
+
+/** Rules between variables that no single variable's schema can state. */
+function checkRelations(values: Record<string, unknown>): void {
+  const headers = values.HTTP_HEADERS_TIMEOUT_MS;
+  const request = values.HTTP_REQUEST_TIMEOUT_MS;
+  if (typeof headers === "number" && typeof request === "number" && headers > request) {
+    throw new ConfigError(
+      `HTTP_HEADERS_TIMEOUT_MS is invalid: must not exceed HTTP_REQUEST_TIMEOUT_MS (${headers} > ${request})`,
+    );
+  }
 }
 
 function convert(name: string, raw: string, schema: TSchema): unknown {

@@ -27,6 +27,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
     service: SERVICE_NAMES.geoIngest,
     logger,
     lifecycle: deps.lifecycle,
+    timeouts: deps.config,
     bodyLimit: 16 * 1024,
     checks: { postgres: deps.database.check, nats: deps.nats.check, fleet: fleet.check },
   });

@@ -18,6 +18,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     service: SERVICE_NAMES.pricing,
     logger,
     lifecycle: deps.lifecycle,
+    timeouts: deps.config,
     checks: {
       postgres: deps.database.check,
       nats: nats.check,

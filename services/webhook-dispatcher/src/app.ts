@@ -43,6 +43,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     service: SERVICE_NAMES.webhookDispatcher,
     logger,
     lifecycle: deps.lifecycle,
+    timeouts: deps.config,
     checks: { postgres: deps.database.check, nats: deps.nats.check },
   });
   const dispatcherMetrics = createDispatcherMetrics(metrics);
