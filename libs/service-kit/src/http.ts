@@ -21,10 +21,12 @@ import { isDependencyDown } from "./dependency-errors.ts";
 import { HttpError, validationMessages } from "./errors.ts";
 import { type HealthChecks, registerHealthRoutes } from "./health.ts";
 import { internalRoutesGuard } from "./internal-listener.ts";
+import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { nullableUnionSerializer } from "./response-serializer.ts";
+import { registerSecurityHeaders } from "./security-headers.ts";
 import { mayHoldForbiddenText, textProblems } from "./text-guard.ts";
 import { registerHttpTracing } from "./tracing-http.ts";
 
@@ -159,6 +161,9 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return done(new HttpError(400, "body is not valid UTF-8"), undefined);
     }
     if (text.trim() === "") return done(null, undefined);
+    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
+      return done(new HttpError(422, `body must not nest more than ${MAX_JSON_DEPTH} levels deep`), undefined);
+    }
     defaultJson(request, text, (error, value) => {
       if (error) return done(new HttpError(400, "body is not valid JSON"), undefined);
       const problems = mayHoldForbiddenText(text) ? textProblems(value) : [];
@@ -203,6 +208,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     reply.code(404).send({ errors: [`route ${request.method} ${request.url.split("?")[0]} not found`] });
   });
 
+  registerSecurityHeaders(app);
   registerHttpTracing(app, options.service, isProbe);
   const metrics = registerMetrics(app, options.service);
   registerHealthRoutes(app, options.lifecycle, options.checks);

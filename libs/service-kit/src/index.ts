@@ -16,4 +16,5 @@ export * from "./migrator.ts";
 export * from "./nats.ts";
 export * from "./nats-tracing.ts";
 export * from "./secret-file.ts";
+export * from "./security-headers.ts";
 export * from "./tracing.ts";

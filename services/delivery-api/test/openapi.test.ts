@@ -4,7 +4,9 @@
  * assets (no CDN).
  */
 import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
 import { after, before, test } from "node:test";
+import { launchChromium } from "@dos/service-kit/testing-browser";
 import { startTestApi, type TestApi } from "./fixtures.ts";
 
 let api: TestApi;
@@ -94,4 +96,31 @@ test("/api/v2/docs: a self-contained page, no credentials needed", async () => {
   assert.ok(bundle.body.length > 100_000);
   const spec = await api.app.inject({ method: "GET", url: "/api/v2/docs/json" });
   assert.equal(spec.json().openapi, "3.1.0");
+});
+
+test("/api/v2/docs: a strict Content-Security-Policy, and the page still shows every operation in Chromium", async () => {
+  const page = await api.app.inject({ method: "GET", url: "/api/v2/docs/" });
+  const csp = String(page.headers["content-security-policy"]);
+  assert.match(csp, /frame-ancestors 'none'/);
+  assert.match(csp, /script-src 'self'(;|$)/);
+  assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+  assert.equal(page.headers["x-content-type-options"], "nosniff");
+  assert.equal(page.headers["referrer-policy"], "no-referrer");
+
+  await api.app.listen({ port: 0, host: "127.0.0.1" });
+  const base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
+  const browser = await launchChromium();
+  try {
+    const tab = await browser.newPage();
+    const refused: string[] = [];
+    tab.on("console", (message) => {
+      if (/Content.Security.Policy/i.test(message.text())) refused.push(message.text());
+    });
+    await tab.goto(`${base}/api/v2/docs/`);
+    await tab.getByText("POST", { exact: true }).first().waitFor({ timeout: 20_000 });
+    assert.ok((await tab.locator(".opblock").count()) >= 10, "the operations are listed");
+    assert.deepEqual(refused, []);
+  } finally {
+    await browser.close();
+  }
 });

@@ -5,6 +5,7 @@
  * Register before the client routes: the generator sees only routes registered after it.
  */
 import { DeliveryEvent } from "@dos/contracts";
+import { PAGE_CSP } from "@dos/service-kit";
 import swagger, { type OpenAPIV3_2 } from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { FastifyInstance } from "fastify";
@@ -15,6 +16,14 @@ export interface OpenApiOptions {
 }
 
 const CLIENT_PREFIX = "/api/v2/";
+
+/**
+ * The kit's page policy, plus the one style element Swagger UI's script inserts (by its hash, so
+ * no other inline style runs). A Swagger UI upgrade that changes it fails the Chromium test of
+ * the docs page, which names the new hash.
+ */
+const SWAGGER_UI_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
+const DOCS_CSP = PAGE_CSP.replace("style-src 'self'", `style-src 'self' ${SWAGGER_UI_STYLE}`);
 
 async function openApi(app: FastifyInstance, options: OpenApiOptions) {
   await app.register(swagger, {
@@ -47,7 +56,7 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions) {
       return { schema: documented ? schema : { ...schema, hide: true }, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: "/api/v2/docs", uiConfig: { deepLinking: true } });
+  await app.register(swaggerUi, { routePrefix: "/api/v2/docs", uiConfig: { deepLinking: true }, staticCSP: DOCS_CSP });
   app.get("/api/v2/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 }
 

@@ -1,13 +1,9 @@
 /**
  * The tracking page: one HTML document, one stylesheet and one script, all served by
- * delivery-api (the Content-Security-Policy allows nothing else: no third-party tiles, fonts or
- * scripts). The map is an SVG drawn around the destination and the messenger, in an
+ * delivery-api (the kit's Content-Security-Policy, PAGE_CSP, allows nothing else: no third-party
+ * tiles, fonts or scripts, no inline code). The map is an SVG drawn around the destination and the messenger, in an
  * equirectangular projection scaled by cos(latitude), which is exact enough at city scale.
  */
-
-export const TRACKING_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
-  "base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /** The document every tracking page shares around its main content. */
 function trackingDocument(title: string, main: string, script = ""): string {

@@ -10,7 +10,7 @@
 import { HttpError } from "@dos/service-kit";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import type { TrackingService } from "./tracking.service.ts";
-import { TRACKING_CSP, TRACKING_CSS, TRACKING_HTML, TRACKING_JS, trackingErrorHtml } from "./tracking-page.ts";
+import { TRACKING_CSS, TRACKING_HTML, TRACKING_JS, trackingErrorHtml } from "./tracking-page.ts";
 
 const HEARTBEAT_MS = 15_000;
 
@@ -26,13 +26,9 @@ export async function trackingRoutes(app: FastifyInstance, options: TrackingRout
     for (const end of streams) end();
   });
 
-  const page = (reply: FastifyReply, type: string, body: string) =>
-    reply
-      .header("content-type", type)
-      .header("content-security-policy", TRACKING_CSP)
-      .header("x-content-type-options", "nosniff")
-      .header("referrer-policy", "no-referrer")
-      .send(body);
+  // The kit adds nosniff to every answer, and to HTML its page policy (PAGE_CSP: own files
+  // only, never framed) and no-referrer, which keeps the token in the URL from other sites.
+  const page = (reply: FastifyReply, type: string, body: string) => reply.header("content-type", type).send(body);
 
   app.get("/track/assets/tracking.js", (_request, reply) =>
     page(reply.header("cache-control", "public, max-age=300"), "text/javascript; charset=utf-8", TRACKING_JS),
@@ -118,7 +114,6 @@ export async function trackingRoutes(app: FastifyInstance, options: TrackingRout
     return reply
       .header("content-type", media.content_type)
       .header("cache-control", "public, max-age=31536000, immutable")
-      .header("x-content-type-options", "nosniff")
       .header("content-security-policy", "default-src 'none'")
       .send(media.bytes);
   });
