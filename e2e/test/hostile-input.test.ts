@@ -14,6 +14,7 @@ import pg from "pg";
 import { call, clientHeaders, opsHeaders, outboundDelivery, type SeededAccount, seedDemo } from "../src/client.ts";
 import { assertWellAnswered, fingerprint, type RawRequest, send, sendRawHead } from "../src/hostile.ts";
 import { hostileBodies, hostileId, hostileQuery } from "../src/hostile-arbitraries.ts";
+import { worstCaseBodies, writeRoutesFromOpenApi } from "../src/hostile-sizes.ts";
 import { GEO_OPS_TOKEN } from "../src/operator.ts";
 import { bootSystemUnderTest, type SystemUnderTest } from "../src/system.ts";
 
@@ -77,6 +78,27 @@ before(async () => {
   before_ = await fingerprint(system.env.DATABASE_URL as string);
 });
 after(async () => system?.teardown());
+
+/** The operator API's routes the suite attacks (the operator API has no OpenAPI document). */
+function opsRouteList(): Array<[string, string]> {
+  return [
+    ["GET", "/ops/v1/accounts"],
+    ["POST", "/ops/v1/accounts"],
+    ["PATCH", `/ops/v1/accounts/${mine.account_id}`],
+    ["POST", `/ops/v1/accounts/${mine.account_id}/users`],
+    ["POST", `/ops/v1/accounts/${mine.account_id}/package_types`],
+    ["POST", `/ops/v1/accounts/${mine.account_id}/zones`],
+    ["POST", `/ops/v1/accounts/${mine.account_id}/addresses`],
+    ["PUT", `/ops/v1/accounts/${mine.account_id}/default_place`],
+    ["POST", `/ops/v1/accounts/${mine.account_id}/tariffs`],
+    ["POST", "/ops/v1/messengers"],
+    ["POST", "/ops/v1/vehicles"],
+    ["POST", "/ops/v1/rounds"],
+    ["PATCH", `/ops/v1/deliveries/${ids.myDelivery}/status`],
+    ["POST", "/ops/v1/tasks/999999/complete"],
+    ["PUT", `/ops/v1/accounts/${mine.account_id}/courier_simulator`],
+  ];
+}
 
 async function check(request: RawRequest, options: { page?: boolean } = {}) {
   const answer = await send(request);
@@ -213,23 +235,7 @@ describe("hostile input: no 5xx, errors in the spec's shape, nothing written", (
   });
 
   test("operator APIs: without the token every route is 401; with it, hostile bodies are refused", async () => {
-    const opsRoutes: Array<[string, string]> = [
-      ["GET", "/ops/v1/accounts"],
-      ["POST", "/ops/v1/accounts"],
-      ["PATCH", `/ops/v1/accounts/${mine.account_id}`],
-      ["POST", `/ops/v1/accounts/${mine.account_id}/users`],
-      ["POST", `/ops/v1/accounts/${mine.account_id}/package_types`],
-      ["POST", `/ops/v1/accounts/${mine.account_id}/zones`],
-      ["POST", `/ops/v1/accounts/${mine.account_id}/addresses`],
-      ["PUT", `/ops/v1/accounts/${mine.account_id}/default_place`],
-      ["POST", `/ops/v1/accounts/${mine.account_id}/tariffs`],
-      ["POST", "/ops/v1/messengers"],
-      ["POST", "/ops/v1/vehicles"],
-      ["POST", "/ops/v1/rounds"],
-      ["PATCH", `/ops/v1/deliveries/${ids.myDelivery}/status`],
-      ["POST", "/ops/v1/tasks/999999/complete"],
-      ["PUT", `/ops/v1/accounts/${mine.account_id}/courier_simulator`],
-    ];
+    const opsRoutes = opsRouteList();
     const token = fc.constantFrom<Record<string, string | string[]>>(
       {},
       { authorization: "Bearer wrong" },
@@ -324,6 +330,62 @@ describe("hostile input: no 5xx, errors in the spec's shape, nothing written", (
       assertWellAnswered(`raw ${JSON.stringify(head.slice(0, 80))}`, answer);
       assert.ok(answer.status >= 400, `raw ${JSON.stringify(head.slice(0, 80))} → ${answer.status}`);
     }
+  });
+
+  test("size-driven bodies: the largest under each route's limit, refused at once with a short answer", async () => {
+    const doc = (await call(`${api}/api/v2/openapi.json`, "GET", {})).body as Parameters<
+      typeof writeRoutesFromOpenApi
+    >[0];
+    const clientRoutes = writeRoutesFromOpenApi(doc, { delivery_id: String(ids.myDelivery), id: ids.myWebhook });
+    assert.ok(clientRoutes.length >= 6, `client write routes: ${clientRoutes.map((r) => `${r.method} ${r.path}`)}`);
+    const apiLimit = Number(system.env.API_BODY_LIMIT_BYTES ?? 262_144);
+    const targets = [
+      ...clientRoutes.map((route) => ({ base: api, route, limit: apiLimit, headers: clientHeaders(mine) })),
+      ...opsRouteList()
+        .filter(([method]) => method !== "GET")
+        .map(([method, path]) => ({
+          base: api,
+          route: { method, path, arrays: [], strings: [] },
+          limit: apiLimit,
+          headers: opsHeaders,
+        })),
+      {
+        base: geo,
+        route: {
+          method: "POST",
+          path: "/external/vehicles/DEMO-VAN-1/geolocations",
+          arrays: [],
+          strings: ["provider"],
+        },
+        limit: 16 * 1024,
+        headers: {},
+      },
+    ];
+    const figures: string[] = [];
+    let slowest = 0;
+    for (const { base, route, limit, headers } of targets) {
+      for (const { kind, body } of worstCaseBodies(route, limit)) {
+        const label = `${route.method} ${route.path} [${kind}, ${body.length} B]`;
+        assert.ok(body.length <= limit, label);
+        const started = performance.now();
+        const answer = await check({
+          base,
+          method: route.method,
+          path: route.path,
+          headers: { ...headers, "content-type": "application/json" },
+          body: Buffer.from(body),
+        });
+        const ms = performance.now() - started;
+        slowest = Math.max(slowest, ms);
+        figures.push(`${label}: ${answer.status} in ${ms.toFixed(1)} ms, ${answer.body.length} B answer`);
+        assert.equal(answer.status, 422, `${label} → ${answer.status} ${answer.body.slice(0, 200)}`);
+        assert.ok(answer.body.length < 4096, `${label}: ${answer.body.length} B answer`);
+        // Before the bounded validation, 32 KB of numbers took 6.6 s; now a few ms on a quiet
+        // machine. The bound leaves room for a loaded 2-core machine.
+        assert.ok(ms < 1500, `${label}: ${ms.toFixed(0)} ms`);
+      }
+    }
+    console.log(`size-driven bodies (slowest ${slowest.toFixed(1)} ms):\n  ${figures.join("\n  ")}`);
   });
 
   test("the database is exactly as before", async () => {
