@@ -16,7 +16,6 @@ import Fastify, {
 import type { Logger } from "pino";
 import { assertBoundedSchema, boundedBodyValidator } from "./bounded-validation.ts";
 import { clientErrorHandler } from "./client-error.ts";
-import { commonConfig } from "./config.ts";
 import { isDependencyDown } from "./dependency-errors.ts";
 import { HttpError, validationMessages } from "./errors.ts";
 import { type HealthChecks, registerHealthRoutes } from "./health.ts";
@@ -27,6 +26,7 @@ import { type AppMetrics, registerMetrics } from "./metrics.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
 import { nullableUnionSerializer } from "./response-serializer.ts";
 import { registerSecurityHeaders } from "./security-headers.ts";
+import { type HttpTimeouts, serverTimeoutOptions } from "./server-timeouts.ts";
 import { mayHoldForbiddenText, textProblems } from "./text-guard.ts";
 import { registerHttpTracing } from "./tracing-http.ts";
 
@@ -45,42 +45,6 @@ export interface HttpAppOptions {
   internalPrefix?: string;
   /** The connection timeouts (commonConfig's HTTP_* variables); the defaults there when absent. */
   timeouts?: Partial<HttpTimeouts>;
-}
-
-/** How long a connection may take over each part of its life (README, configuration). */
-export interface HttpTimeouts {
-  HTTP_HEADERS_TIMEOUT_MS: number;
-  HTTP_REQUEST_TIMEOUT_MS: number;
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: number;
-  HTTP_IDLE_TIMEOUT_MS: number;
-}
-
-/** The given timeouts, each missing one at its default (a test's hand-made config has none). */
-const withDefaults = (given: Partial<HttpTimeouts>): HttpTimeouts => ({
-  HTTP_HEADERS_TIMEOUT_MS: given.HTTP_HEADERS_TIMEOUT_MS ?? commonConfig.HTTP_HEADERS_TIMEOUT_MS.default,
-  HTTP_REQUEST_TIMEOUT_MS: given.HTTP_REQUEST_TIMEOUT_MS ?? commonConfig.HTTP_REQUEST_TIMEOUT_MS.default,
-  HTTP_KEEP_ALIVE_TIMEOUT_MS: given.HTTP_KEEP_ALIVE_TIMEOUT_MS ?? commonConfig.HTTP_KEEP_ALIVE_TIMEOUT_MS.default,
-  HTTP_IDLE_TIMEOUT_MS: given.HTTP_IDLE_TIMEOUT_MS ?? commonConfig.HTTP_IDLE_TIMEOUT_MS.default,
-});
-
-/**
- * Fastify's and Node's server options for these timeouts. Fastify turns Node's whole-request
- * timeout off by default, which let a body trickled a byte at a time hold a connection forever.
- * Node looks for late requests every `connectionsCheckingInterval` (30 s by default), which
- * would let one outlive its timeout by that much: it looks at least four times per headers timeout.
- */
-function serverTimeoutOptions(given: Partial<HttpTimeouts> = {}) {
-  const t = withDefaults(given);
-  return {
-    requestTimeout: t.HTTP_REQUEST_TIMEOUT_MS,
-    keepAliveTimeout: t.HTTP_KEEP_ALIVE_TIMEOUT_MS,
-    connectionTimeout: t.HTTP_IDLE_TIMEOUT_MS,
-    http: {
-      headersTimeout: t.HTTP_HEADERS_TIMEOUT_MS,
-      requestTimeout: t.HTTP_REQUEST_TIMEOUT_MS,
-      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(t.HTTP_HEADERS_TIMEOUT_MS / 4))),
-    },
-  };
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;

@@ -17,4 +17,5 @@ export * from "./nats.ts";
 export * from "./nats-tracing.ts";
 export * from "./secret-file.ts";
 export * from "./security-headers.ts";
+export * from "./server-timeouts.ts";
 export * from "./tracing.ts";
