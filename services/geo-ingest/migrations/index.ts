@@ -1,9 +1,9 @@
 /** geo-ingest's migrations, applied in key order to the `geo` schema it owns. */
 import type { Migration } from "kysely/migration";
-import * as vehiclePositions from "./2026_11_21_0001_vehicle_positions.ts";
+import * as baseline from "./0001_baseline.ts";
 
 export const SCHEMA = "geo";
 
 export const migrations: Record<string, Migration> = {
-  "2026_11_21_0001_vehicle_positions": vehiclePositions,
+  "0001_baseline": baseline,
 };

@@ -1,4 +1,4 @@
-/** Tables of dispatch and tracking (migration 2026_12_01_0002_dispatch). */
+/** Tables of dispatch and tracking (migration 0001_baseline). */
 import type { FleetEntry } from "@dos/contracts";
 import type { ColumnType, Generated, JSONColumnType } from "kysely";
 

@@ -10,7 +10,7 @@ export interface OutboxTable {
   subject: string;
   /** The event as the JSON text published (fields in the documented order). */
   event: string | null;
-  /** Events written before `event` existed (migration 0005); published from here while they last. */
+  /** The event as jsonb, no longer written (`event` replaced it); the relay falls back to it when `event` is null. */
   payload: JSONColumnType<DeliveryEvent, string | null, string | null> | null;
   occurred_at: ColumnType<Date, Date | string | undefined, never>;
   published_at: Date | null;

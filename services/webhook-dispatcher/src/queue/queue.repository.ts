@@ -17,7 +17,7 @@ export interface QueueRef {
 }
 
 /**
- * Takes the advisory locks of queues (`lock_queues`, migration 0002), always in one global
+ * Takes the advisory locks of queues (`lock_queues`, migrations/0001_baseline.ts), always in one global
  * order, so two transactions locking several queues never deadlock. Re-entrant in a transaction.
  */
 export async function lockQueues(tx: Db, queues: QueueRef[]): Promise<void> {
@@ -28,7 +28,7 @@ export async function lockQueues(tx: Db, queues: QueueRef[]): Promise<void> {
 }
 
 /**
- * Settles the queues given (`settle_queues`, migrations 0002 and 0008): the lowest pending
+ * Settles the queues given (`settle_queues`, migrations/0001_baseline.ts): the lowest pending
  * message of each becomes its head, unless the current head has already been tried or is being
  * sent.
  */
