@@ -8,7 +8,7 @@ import type { Migration } from "kysely/migration";
 import { commonConfig, exitOnConfigError, loadConfig } from "./config.ts";
 import { createDatabase } from "./db.ts";
 import { createLogger } from "./logger.ts";
-import { migrate } from "./migrator.ts";
+import { MigrationOrderError, migrate } from "./migrator.ts";
 
 export interface MigrateCommandOptions {
   service: string;
@@ -34,7 +34,9 @@ export async function runMigrateCommand(options: MigrateCommandOptions): Promise
     const applied = (result.results ?? []).map((r) => `${r.direction} ${r.migrationName}`);
     logger.info({ schema: options.schema, applied }, applied.length ? "migrations applied" : "schema is up to date");
   } catch (error) {
-    logger.error({ err: error }, "migration failed");
+    // A misordered name is the operator's to fix, and the message says how: no stack to read past.
+    if (error instanceof MigrationOrderError) logger.error({ schema: options.schema }, error.message);
+    else logger.error({ err: error }, "migration failed");
     process.exitCode = 1;
   } finally {
     await database.close();
