@@ -3,7 +3,7 @@ import { spawnSync } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
-import { waitFor } from "@dos/service-kit/testing";
+import { testInfra, waitFor } from "@dos/service-kit/testing";
 import pg from "pg";
 import { SERVICES, serviceEntry } from "../../scripts/system.ts";
 import {
@@ -207,7 +207,7 @@ describe("configuration errors", () => {
         env: {
           PATH: process.env.PATH,
           DATABASE_URL: "mysql://root:secret@localhost/x",
-          NATS_URL: "nats://127.0.0.1:4222",
+          NATS_URL: testInfra().natsUrl,
           API_OPS_TOKEN: "an-operator-token-long-enough-0123",
           WEBHOOKS_SECRET_KEY: "a-webhooks-secret-key-long-enough-0123",
         },
@@ -230,7 +230,7 @@ describe("configuration errors", () => {
       env: {
         PATH: process.env.PATH,
         DATABASE_URL: "postgres://postgres@127.0.0.1:1/none",
-        NATS_URL: "nats://127.0.0.1:4222",
+        NATS_URL: testInfra().natsUrl,
       },
       encoding: "utf8",
       timeout: BOOT_GUARD_MS,

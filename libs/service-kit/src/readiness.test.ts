@@ -5,7 +5,7 @@ import { createHttpApp } from "./http.ts";
 import { createLifecycle } from "./lifecycle.ts";
 import { createLogger } from "./logger.ts";
 import { connectNats, type NatsHandle } from "./nats.ts";
-import { startTcpProxy, type TcpProxy, testInfra, waitFor } from "./testing.ts";
+import { startProxyTo, type TcpProxy, testInfra, waitFor } from "./testing.ts";
 
 describe("readiness follows the dependencies", () => {
   const logger = createLogger("readiness-test", "silent");
@@ -18,10 +18,8 @@ describe("readiness follows the dependencies", () => {
 
   before(async () => {
     const infra = testInfra();
-    const natsTarget = new URL(infra.natsUrl.replace(/^nats:/, "http:"));
-    const pgTarget = new URL(infra.databaseUrl);
-    natsProxy = await startTcpProxy(natsTarget.hostname, Number(natsTarget.port || 4222));
-    pgProxy = await startTcpProxy(pgTarget.hostname, Number(pgTarget.port || 5432));
+    natsProxy = await startProxyTo(infra.natsUrl);
+    pgProxy = await startProxyTo(infra.databaseUrl);
     const pgUrl = new URL(infra.databaseUrl);
     pgUrl.host = `127.0.0.1:${pgProxy.port}`;
     database = createDatabase({ url: pgUrl.toString(), schema: "public", applicationName: "readiness-test" });

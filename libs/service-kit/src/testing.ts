@@ -158,6 +158,20 @@ export async function startTcpProxy(targetHost: string, targetPort: number): Pro
   };
 }
 
+const DEFAULT_PORTS: Record<string, number> = { "postgres:": 5432, "postgresql:": 5432, "nats:": 4222 };
+
+/**
+ * A loopback TCP proxy to the server a postgres:// or nats:// URL names (testInfra()'s, so a test
+ * cuts whichever server the run was pointed at, never a hard-coded one).
+ */
+export function startProxyTo(serverUrl: string): Promise<TcpProxy> {
+  const target = new URL(serverUrl);
+  const port = Number(target.port) || DEFAULT_PORTS[target.protocol];
+  if (!port)
+    throw new Error(`no default port known for ${target.protocol} URLs: give one in ${target.protocol}//host:port`);
+  return startTcpProxy(target.hostname.replace(/^\[(.*)\]$/, "$1"), port);
+}
+
 /** Polls until the check passes or the time is up. */
 export async function waitFor<T>(
   check: () => Promise<T | undefined | false>,

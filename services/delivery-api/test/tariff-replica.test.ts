@@ -15,7 +15,7 @@ import { connectNats, createLogger, createMetrics, HttpError, type NatsHandle } 
 import {
   createTestDatabase,
   randomNamespace,
-  startTcpProxy,
+  startProxyTo,
   type TcpProxy,
   type TestDatabase,
   testInfra,
@@ -42,8 +42,7 @@ let client: PricingClient;
 before(async () => {
   database = await createTestDatabase("tariff_replica");
   const natsUrl = testInfra().natsUrl;
-  const target = new URL(natsUrl.replace(/^nats:/, "http:"));
-  proxy = await startTcpProxy(target.hostname, Number(target.port || 4222));
+  proxy = await startProxyTo(natsUrl);
   direct = await connectNats(natsUrl, "tariff-replica-test", logger);
   proxied = await connectNats(proxy.url("nats"), "tariff-replica-test-api", logger);
   await ensureTopology(direct.nc, { namespace });

@@ -1,20 +1,21 @@
 /** PostgreSQL going away: positions are refused with 503 (never a 200 from memory), and served again when it returns. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { startTcpProxy, type TcpProxy, waitFor } from "@dos/service-kit/testing";
+import { startProxyTo, type TcpProxy, testInfra, waitFor } from "@dos/service-kit/testing";
 import { type Harness, postPosition, startHarness } from "./harness.ts";
 
 describe("PostgreSQL unreachable", () => {
   let proxy: TcpProxy;
   let h: Harness;
   before(async () => {
-    proxy = await startTcpProxy("127.0.0.1", 5432);
+    proxy = await startProxyTo(testInfra().databaseUrl);
     h = await startHarness("geo_deps", {}, { databaseProxy: proxy });
   });
   after(async () => {
-    await proxy.restore().catch(() => {});
-    await h.close();
-    await proxy.close();
+    // A failed before() leaves either unset; a proxy left listening would keep the run from ending.
+    await proxy?.restore().catch(() => {});
+    await h?.close();
+    await proxy?.close();
   });
 
   test("a position that cannot be committed is answered 503 with Retry-After, and its retry is served", async () => {
