@@ -2,11 +2,13 @@
  * The npm registry these machines reach serves only the Linux builds of packages that ship one
  * optional package per platform (biome, turbo...). `npm install` then leaves the other
  * platforms' packages out of package-lock.json, and `npm ci` refuses the lock as out of sync.
- * This adds each missing optional platform package to the lock with its os/cpu, so `npm ci`
- * sees the lock complete and skips them as foreign platforms, as it would with a full registry.
- * Plain JavaScript, so any Node runs it, before Node 24 is installed: `.ci/run` runs it ahead of
- * `npm ci`, and `npm run lock:stubs` after an `npm install` that changed the lock.
+ * This records each missing optional platform package in the lock with its os/cpu and the
+ * integrity the registry's metadata gives for it (the metadata is served, only the tarball is
+ * not), so the lock is complete, every entry can be verified, and `npm ci` skips them as foreign
+ * platforms as it would with a full registry. Run it (`npm run lock:stubs`) after an
+ * `npm install` that changed the lock; plain JavaScript, so any Node runs it.
  */
+import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,5 +45,20 @@ for (const [location, entry] of Object.entries(lock.packages)) {
     added++;
   }
 }
+
+// Stubs recorded without an integrity (by this script's earlier versions, or just above) get it.
+let verified = 0;
+for (const [location, entry] of Object.entries(lock.packages)) {
+  if (!location.startsWith("node_modules/") || entry.integrity || entry.link || !entry.optional) continue;
+  const name = location.slice(location.lastIndexOf("node_modules/") + "node_modules/".length);
+  const found = spawnSync("npm", ["view", `${name}@${entry.version}`, "dist.integrity", "version", "--json"], {
+    encoding: "utf8",
+  });
+  if (found.status !== 0) throw new Error(`npm view ${name}@${entry.version} failed: ${found.stderr}`);
+  const dist = JSON.parse(found.stdout);
+  entry.version = dist.version;
+  entry.integrity = dist["dist.integrity"];
+  verified++;
+}
 writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
-process.stdout.write(`lock-platform-stubs: ${added} foreign-platform packages recorded\n`);
+process.stdout.write(`lock-platform-stubs: ${added} foreign-platform packages recorded, ${verified} given their integrity\n`);
