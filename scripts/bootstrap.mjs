@@ -31,9 +31,9 @@ if (installed !== lockHash) {
   process.stdout.write(`bootstrap: ${why}; installing them from package-lock.json (npm ci, about a minute)...\n`);
   const started = Date.now();
   // npm runs this script with the path of its own CLI in npm_execpath; outside npm, `npm` on PATH.
-  const npm = process.env.npm_execpath
-    ? [process.execPath, [process.env.npm_execpath]]
-    : ["npm", []];
+  // biome-ignore lint/suspicious/noUndeclaredEnvVars: read before turbo runs anything; no task hash depends on it
+  const npmCli = process.env.npm_execpath;
+  const npm = npmCli ? [process.execPath, [npmCli]] : ["npm", []];
   const result = spawnSync(npm[0], [...npm[1], "ci", "--no-audit", "--no-fund", "--loglevel=error"], {
     cwd: root,
     stdio: "inherit",

@@ -61,4 +61,6 @@ for (const [location, entry] of Object.entries(lock.packages)) {
   verified++;
 }
 writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
-process.stdout.write(`lock-platform-stubs: ${added} foreign-platform packages recorded, ${verified} given their integrity\n`);
+process.stdout.write(
+  `lock-platform-stubs: ${added} foreign-platform packages recorded, ${verified} given their integrity\n`,
+);

@@ -13,6 +13,7 @@ import { migrateAll, root, startSystem } from "./system.ts";
 
 const varDir = path.join(root, "var");
 mkdirSync(varDir, { recursive: true });
+// biome-ignore lint/suspicious/noUndeclaredEnvVars: npm start's own setting, read by no turbo task
 const basePort = Number(process.env.START_PORT ?? 3000);
 
 const infra = await resolveInfrastructure();

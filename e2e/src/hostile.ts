@@ -77,7 +77,7 @@ export function sendRawHead(base: string, head: Buffer): Promise<RawAnswer> {
     const socket = net.connect(Number(url.port), url.hostname);
     const chunks: Buffer[] = [];
     socket.setTimeout(15_000, () => socket.destroy(new Error("no answer in 15 s")));
-    socket.on("data", (chunk) => chunks.push(chunk));
+    socket.on("data", (chunk: Buffer) => chunks.push(chunk));
     // A server may answer and reset the connection at once: the answer read so far counts.
     socket.on("error", (error) => chunks.length === 0 && reject(error));
     socket.on("close", () => {

@@ -123,7 +123,7 @@ async function run(options: LoadOptions): Promise<LoadRound> {
     new Promise<void>((resolve) => {
       const socket = net.connect(options.port, "127.0.0.1");
       socket.setNoDelay(true);
-      let buffer = Buffer.alloc(0);
+      let buffer: Buffer = Buffer.alloc(0);
       let sentAt = 0;
       const send = () => {
         if (stopping) {
@@ -134,7 +134,7 @@ async function run(options: LoadOptions): Promise<LoadRound> {
         socket.write(request());
       };
       socket.on("connect", send);
-      socket.on("data", (chunk) => {
+      socket.on("data", (chunk: Buffer) => {
         buffer = buffer.length === 0 ? chunk : Buffer.concat([buffer, chunk]);
         for (;;) {
           const headerEnd = buffer.indexOf("\r\n\r\n");
