@@ -156,7 +156,7 @@ describe("get and latest", () => {
       ["abc", "delivery abc not found"],
       ["0", "delivery 0 not found"],
       ["99999999999999999999", "delivery 99999999999999999999 not found"],
-    ]) {
+    ] as const) {
       const response = await get(`/api/v2/deliveries/${id}`);
       assert.equal(response.statusCode, 404, id);
       assert.deepEqual(json(response), { errors: [message] });
