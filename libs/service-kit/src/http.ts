@@ -45,6 +45,11 @@ export interface HttpAppOptions {
   internalPrefix?: string;
   /** The connection timeouts (commonConfig's HTTP_* variables); the defaults there when absent. */
   timeouts?: Partial<HttpTimeouts>;
+  /**
+   * How a request's URL is written to its access line and trace span: a service whose paths hold
+   * secrets (a tracking token, an unguessable media id) hides them here. As received by default.
+   */
+  loggedUrl?: (url: string) => string;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -57,6 +62,13 @@ const isProbe = (request: FastifyRequest) => PROBE_PATHS.has(request.url);
  * scrapes come every few seconds; their lines would drown the real traffic, so they have none.
  */
 class AccessLog extends LogController {
+  readonly #loggedUrl: (url: string) => string;
+
+  constructor(options: ConstructorParameters<typeof LogController>[0], loggedUrl: (url: string) => string) {
+    super(options);
+    this.#loggedUrl = loggedUrl;
+  }
+
   override incomingRequest() {}
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply) {
@@ -64,7 +76,7 @@ class AccessLog extends LogController {
     reply.log.info(
       {
         method: request.method,
-        url: request.url,
+        url: this.#loggedUrl(request.url),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
       },
@@ -81,6 +93,7 @@ export interface HttpApp {
 /** Builds a Fastify instance with everything a service needs but its own routes. */
 export function createHttpApp(options: HttpAppOptions): HttpApp {
   const bodyLimit = options.bodyLimit ?? 1024 * 1024;
+  const loggedUrl = options.loggedUrl ?? ((url: string) => url);
   const app: FastifyInstance = Fastify({
     loggerInstance: options.logger as FastifyBaseLogger,
     childLoggerFactory: lazyChildLoggerFactory,
@@ -90,7 +103,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
-    logController: new AccessLog({ requestIdLogLabel: "request_id", disableRequestLogging: isProbe }),
+    logController: new AccessLog({ requestIdLogLabel: "request_id", disableRequestLogging: isProbe }, loggedUrl),
     return503OnClosing: true,
     forceCloseConnections: "idle",
     clientErrorHandler,
@@ -173,7 +186,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   registerSecurityHeaders(app);
-  registerHttpTracing(app, options.service, isProbe);
+  registerHttpTracing(app, options.service, isProbe, loggedUrl);
   const metrics = registerMetrics(app, options.service);
   registerHealthRoutes(app, options.lifecycle, options.checks);
   return { app, metrics };

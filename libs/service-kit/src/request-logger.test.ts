@@ -1,19 +1,11 @@
 import assert from "node:assert/strict";
-import { Writable } from "node:stream";
 import { after, before, describe, test } from "node:test";
-import { pino } from "pino";
 import { createHttpApp } from "./http.ts";
 import { createLifecycle } from "./lifecycle.ts";
+import { captureLogs } from "./testing.ts";
 
 describe("request loggers (built only when a line is written)", () => {
-  const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
-    write(chunk, _encoding, done) {
-      for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  const logger = pino({ level: "info", base: { service: "log-test" } }, sink);
+  const { logger, lines } = captureLogs("log-test");
   const { app } = createHttpApp({ service: "log-test", logger, lifecycle: createLifecycle(logger), checks: {} });
   app.get("/chatty", async (request) => {
     request.log.debug("below the level");
@@ -60,5 +52,26 @@ describe("request loggers (built only when a line is written)", () => {
       linesOf("req-child").map((line) => [line.msg, line.component]),
       [["from a child", "inner"]],
     );
+  });
+});
+
+describe("the access line writes the URL as the service chooses", () => {
+  const { logger, lines } = captureLogs("log-test");
+  const { app } = createHttpApp({
+    service: "log-test",
+    logger,
+    lifecycle: createLifecycle(logger),
+    checks: {},
+    loggedUrl: (url) => url.replace(/^\/secret\/[^/?]+/, "/secret/[redacted]"),
+  });
+  app.get("/secret/:key", async () => ({ ok: true }));
+  before(async () => app.ready());
+  after(async () => app.close());
+
+  test("a secret in the path never reaches the line; the rest of the URL does", async () => {
+    await app.inject({ method: "GET", url: "/secret/s3cr3t-key?x=1", headers: { "x-request-id": "req-secret" } });
+    const line = lines.find((l) => l.request_id === "req-secret");
+    assert.equal(line?.url, "/secret/[redacted]?x=1");
+    assert.ok(!JSON.stringify(lines).includes("s3cr3t-key"));
   });
 });

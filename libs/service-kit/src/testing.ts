@@ -5,13 +5,30 @@
  */
 import { randomBytes } from "node:crypto";
 import net from "node:net";
+import { Writable } from "node:stream";
 import { natsNames } from "@dos/contracts";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import pg from "pg";
+import { type Logger, pino } from "pino";
 
 export { databaseBackendsCpuMs, formatCpuPerUnit, natsServerPid, processCpuMs } from "./cpu-time.ts";
+
+/** A logger at `level` whose lines land, parsed, in `lines`: for tests that read what is logged. */
+export function captureLogs(
+  service: string,
+  level = "info",
+): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: pino({ level, base: { service } }, sink), lines };
+}
 
 /** The infrastructure the test run resolved (scripts/test.ts sets these), else the local defaults. */
 export function testInfra() {

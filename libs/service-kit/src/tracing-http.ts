@@ -10,7 +10,12 @@ import { contextFromHeaders, serviceTracer, tracingEnabled } from "./tracing.ts"
 
 const spans = new WeakMap<FastifyRequest, Span>();
 
-export function registerHttpTracing(app: FastifyInstance, service: string, skip: (request: FastifyRequest) => boolean) {
+export function registerHttpTracing(
+  app: FastifyInstance,
+  service: string,
+  skip: (request: FastifyRequest) => boolean,
+  loggedUrl: (url: string) => string,
+) {
   if (!tracingEnabled()) return;
   const tracer = serviceTracer(service);
   app.addHook("onRequest", (request, _reply, done) => {
@@ -20,7 +25,7 @@ export function registerHttpTracing(app: FastifyInstance, service: string, skip:
       `${request.method} ${route}`,
       {
         kind: SpanKind.SERVER,
-        attributes: { "http.request.method": request.method, "http.route": route, "url.path": request.url },
+        attributes: { "http.request.method": request.method, "http.route": route, "url.path": loggedUrl(request.url) },
       },
       contextFromHeaders(request.headers),
     );
