@@ -17,6 +17,7 @@ import { openApiPlugin } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
 import { createTariffReplica } from "./pricing/tariff-replica.ts";
+import { urlWithoutSecrets } from "./tracking/tracking.routes.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
 
@@ -32,6 +33,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     bodyLimit: config.API_BODY_LIMIT_BYTES,
     // The operator API answers only on API_OPS_PORT, which no public route reaches.
     internalPrefix: "/ops",
+    loggedUrl: urlWithoutSecrets,
   });
 
   const authCache = createAuthCache(config.API_AUTH_CACHE_MS);

@@ -82,12 +82,34 @@ export const configSchema = Type.Object({
   API_TRACKING_TTL_MS: Type.Integer({
     default: 7 * 24 * 3_600_000,
     minimum: 1000,
-    description: "How long a tracking page stays open after its task completed.",
+    description: "How long a tracking page stays open after its task completed or its delivery was cancelled.",
   }),
   API_TRACKING_PUSH_MS: Type.Integer({
     default: 1000,
     minimum: 50,
-    description: "How often an open tracking page's stream checks for a change.",
+    description: "How often the open tracking streams' states are read (one batch for all of them).",
+  }),
+  API_TRACKING_STREAMS_PER_TOKEN: Type.Integer({
+    default: 10,
+    minimum: 1,
+    maximum: 1000,
+    description: "Most tracking streams open at once on one tracking link, per replica; more get 429.",
+  }),
+  API_TRACKING_STREAMS_PER_ADDRESS: Type.Integer({
+    default: 20,
+    minimum: 1,
+    maximum: 100_000,
+    description: "Most tracking streams open at once from one client address, per replica; more get 429.",
+  }),
+  API_TRACKING_STREAM_MAX_MS: Type.Integer({
+    default: 30 * 60_000,
+    minimum: 1000,
+    description: "A tracking stream is ended after this long (EventSource reconnects by itself).",
+  }),
+  API_TRACKING_HEARTBEAT_MS: Type.Integer({
+    default: 15_000,
+    minimum: 100,
+    description: "A tracking stream silent this long gets a comment line, so a dead client is noticed.",
   }),
   API_ETA_SPEED_KMH: Type.Number({ default: 20, exclusiveMinimum: 0, description: "Average speed used for ETAs." }),
   API_ETA_STOP_MINUTES: Type.Number({ default: 5, minimum: 0, description: "Time spent at a stop, added to ETAs." }),

@@ -13,10 +13,13 @@ export interface DeliveriesTestbed {
   close(): Promise<void>;
 }
 
-export async function startDeliveriesTestbed(env: Record<string, string> = {}): Promise<DeliveriesTestbed> {
+export async function startDeliveriesTestbed(
+  env: Record<string, string> = {},
+  options: Parameters<typeof startTestApi>[1] = {},
+): Promise<DeliveriesTestbed> {
   // Long enough for a loaded 2-core machine running test files in parallel; the one test of a
   // silent pricing service waits it out once.
-  const api = await startTestApi({ API_PRICING_TIMEOUT_MS: "2000", ...env });
+  const api = await startTestApi({ API_PRICING_TIMEOUT_MS: "2000", ...env }, options);
   const pricing = await startPricingResponder(api.config.NATS_NAMESPACE);
   const account = await createTestAccount(api.db);
   return {

@@ -4,6 +4,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { ensureTopology } from "@dos/contracts";
+import type { Logger } from "@dos/service-kit";
 import { connectNats, createDatabase, createLifecycle, createLogger, loadConfig, migrate } from "@dos/service-kit";
 import { createTestDatabase, randomNamespace, testInfra } from "@dos/service-kit/testing";
 import type { FastifyInstance } from "fastify";
@@ -27,8 +28,14 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-/** Builds delivery-api against a fresh database and NATS namespace; `env` overrides config. */
-export async function startTestApi(env: Record<string, string> = {}): Promise<TestApi> {
+/**
+ * Builds delivery-api against a fresh database and NATS namespace; `env` overrides config, and a
+ * test that reads the log lines passes its own `logger`.
+ */
+export async function startTestApi(
+  env: Record<string, string> = {},
+  options: { logger?: Logger } = {},
+): Promise<TestApi> {
   const testDb = await createTestDatabase("delivery_api");
   const infra = testInfra();
   const config = loadConfig(configSchema, {
@@ -42,7 +49,7 @@ export async function startTestApi(env: Record<string, string> = {}): Promise<Te
       ...env,
     },
   });
-  const logger = createLogger("delivery-api-test", config.LOG_LEVEL);
+  const logger = options.logger ?? createLogger("delivery-api-test", config.LOG_LEVEL);
   const lifecycle = createLifecycle(logger);
   const database = createDatabase({
     url: config.DATABASE_URL,

@@ -23,6 +23,7 @@ import { createSmsDispatcher } from "../sms/sms.outbox.ts";
 import { type SmsSender, smsSenderFromConfig } from "../sms/sms.sender.ts";
 import { trackingRoutes } from "../tracking/tracking.routes.ts";
 import { createTrackingService } from "../tracking/tracking.service.ts";
+import { createTrackingStreams } from "../tracking/tracking-streams.ts";
 import { vehiclesOpsRoutes } from "../vehicles/vehicles.ops-routes.ts";
 
 export interface DispatchFeatureDeps {
@@ -77,6 +78,15 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
     tickMs: config.API_SIMULATOR_TICK_MS,
   });
   const tracking = createTrackingService(db, positions, config.API_TRACKING_TTL_MS);
+  const trackingStreams = createTrackingStreams({
+    read: tracking.states,
+    pushMs: config.API_TRACKING_PUSH_MS,
+    heartbeatMs: config.API_TRACKING_HEARTBEAT_MS,
+    maxLifetimeMs: config.API_TRACKING_STREAM_MAX_MS,
+    perToken: config.API_TRACKING_STREAMS_PER_TOKEN,
+    perAddress: config.API_TRACKING_STREAMS_PER_ADDRESS,
+    logger: logger.child({ component: "tracking-streams" }),
+  });
 
   return {
     fleet,
@@ -98,7 +108,8 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
       });
     },
     /** Public: the tracking page and proof images. */
-    publicRoutes: (app: FastifyInstance) => trackingRoutes(app, { tracking, pushMs: config.API_TRACKING_PUSH_MS }),
+    publicRoutes: (app: FastifyInstance) => trackingRoutes(app, { tracking, streams: trackingStreams }),
+    trackingStreams,
     start() {
       fleet.start();
       sms.start();

@@ -35,8 +35,9 @@ export async function upsertPosition(db: Db, p: NewPosition) {
     .execute();
 }
 
-export function roundPositions(db: Db, roundId: number) {
-  return db.selectFrom("round_positions").selectAll().where("round_id", "=", roundId).execute();
+/** The latest positions (one per source) of each of these rounds. */
+export function roundPositions(db: Db, roundIds: number[]) {
+  return db.selectFrom("round_positions").selectAll().where("round_id", "in", roundIds).execute();
 }
 
 /**

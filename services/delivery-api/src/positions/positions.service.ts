@@ -17,23 +17,36 @@ export interface CurrentPosition extends Point {
   recorded_at: Date;
 }
 
+type StoredPosition = CurrentPosition & { round_id: number };
+
+/** The spec's rule between a round's tracker and phone positions (see the top of this file). */
+function choosePosition(rows: StoredPosition[], now: Date, trackerFreshMs: number): CurrentPosition | null {
+  const tracker = rows.find((r) => r.source === "tracker");
+  const phone = rows.find((r) => r.source === "phone");
+  const fresh = tracker && now.getTime() - tracker.recorded_at.getTime() <= trackerFreshMs;
+  const chosen = fresh || !phone ? tracker : !tracker || phone.recorded_at > tracker.recorded_at ? phone : tracker;
+  return chosen
+    ? { source: chosen.source, latitude: chosen.latitude, longitude: chosen.longitude, recorded_at: chosen.recorded_at }
+    : null;
+}
+
 export function createPositionsService(db: Kysely<DB>, config: Config) {
   const rule = { speedKmh: config.API_ETA_SPEED_KMH, stopMinutes: config.API_ETA_STOP_MINUTES };
 
+  /** The current position of each of these rounds that has one: one query however many rounds. */
+  async function currentOfRounds(trx: Db, roundIds: number[], now = new Date()) {
+    const current = new Map<number, CurrentPosition>();
+    if (roundIds.length === 0) return current;
+    const byRound = Map.groupBy(await roundPositions(trx, roundIds), (r) => r.round_id);
+    for (const [roundId, rows] of byRound) {
+      const chosen = choosePosition(rows, now, config.API_TRACKER_FRESH_MS);
+      if (chosen) current.set(roundId, chosen);
+    }
+    return current;
+  }
+
   async function current(trx: Db, roundId: number, now = new Date()): Promise<CurrentPosition | null> {
-    const rows = await roundPositions(trx, roundId);
-    const tracker = rows.find((r) => r.source === "tracker");
-    const phone = rows.find((r) => r.source === "phone");
-    const fresh = tracker && now.getTime() - tracker.recorded_at.getTime() <= config.API_TRACKER_FRESH_MS;
-    const chosen = fresh || !phone ? tracker : !tracker || phone.recorded_at > tracker.recorded_at ? phone : tracker;
-    return chosen
-      ? {
-          source: chosen.source,
-          latitude: chosen.latitude,
-          longitude: chosen.longitude,
-          recorded_at: chosen.recorded_at,
-        }
-      : null;
+    return (await currentOfRounds(trx, [roundId], now)).get(roundId) ?? null;
   }
 
   /** Recomputes the ETA of the round's next task from its current position (rate-limited per task). */
@@ -50,6 +63,7 @@ export function createPositionsService(db: Kysely<DB>, config: Config) {
 
   return {
     current,
+    currentOfRounds,
     refreshEta,
     /** Stores a position of an active round and refreshes its next task's ETA. */
     async record(position: NewPosition) {

@@ -50,10 +50,13 @@ export const TRACKING_HTML = trackingDocument(
  * What a recipient's browser shows when the link cannot show a delivery: the page is opened from
  * a text message, so it says in words what is wrong (the state route answers the same in JSON).
  */
-export function trackingErrorHtml(status: 404 | 410): string {
+export function trackingErrorHtml(status: 404 | 410, cancelled = false): string {
   const [title, text] =
     status === 410
-      ? ["This tracking link has expired", "The delivery it followed was completed a while ago."]
+      ? [
+          "This tracking link has expired",
+          `The delivery it followed was ${cancelled ? "cancelled" : "completed"} a while ago.`,
+        ]
       : [
           "This tracking link is not valid",
           "Check that the whole link was opened. A link works once the messenger starts your delivery.",

@@ -3,28 +3,28 @@
  * `GET /track/{token}` the page, `/track/{token}/state` its JSON, `/track/{token}/events` a
  * server-sent event stream of that JSON, and `GET /media/{id}` the proof images.
  *
- * The stream re-reads the state every API_TRACKING_PUSH_MS and sends it when it changed. Reading
- * from PostgreSQL keeps every replica right whichever one took the position, at the price of one
- * small query per open page and interval.
+ * The streams are fed by tracking-streams.ts: one batch read per interval for all open pages, from
+ * PostgreSQL, which keeps every replica right whichever one took the position.
  */
 import { HttpError } from "@dos/service-kit";
 import type { FastifyInstance, FastifyReply } from "fastify";
-import type { TrackingService } from "./tracking.service.ts";
+import { TrackingLinkExpired, type TrackingService } from "./tracking.service.ts";
 import { TRACKING_CSS, TRACKING_HTML, TRACKING_JS, trackingErrorHtml } from "./tracking-page.ts";
-
-const HEARTBEAT_MS = 15_000;
+import type { TrackingStreams } from "./tracking-streams.ts";
 
 export interface TrackingRoutesOptions {
   tracking: TrackingService;
-  pushMs: number;
+  streams: TrackingStreams;
+}
+
+/** The access line's and trace's URL: a tracking token or media id is the key to what it opens. */
+export function urlWithoutSecrets(url: string): string {
+  return url.replace(/^\/(track|media)\/(?!assets\/)[^/?]+/, "/$1/[redacted]");
 }
 
 export async function trackingRoutes(app: FastifyInstance, options: TrackingRoutesOptions) {
-  const { tracking } = options;
-  const streams = new Set<() => void>();
-  app.addHook("onClose", async () => {
-    for (const end of streams) end();
-  });
+  const { tracking, streams } = options;
+  app.addHook("onClose", async () => streams.close());
 
   // The kit adds nosniff to every answer, and to HTML its page policy (PAGE_CSP: own files
   // only, never framed) and no-referrer, which keeps the token in the URL from other sites.
@@ -44,7 +44,8 @@ export async function trackingRoutes(app: FastifyInstance, options: TrackingRout
     } catch (error) {
       // An unknown or not yet started link is a 404, an expired one a 410: said as a page.
       if (error instanceof HttpError && (error.statusCode === 404 || error.statusCode === 410)) {
-        return page(reply.code(error.statusCode), "text/html; charset=utf-8", trackingErrorHtml(error.statusCode));
+        const html = trackingErrorHtml(error.statusCode, error instanceof TrackingLinkExpired && error.cancelled);
+        return page(reply.code(error.statusCode), "text/html; charset=utf-8", html);
       }
       throw error;
     }
@@ -57,56 +58,15 @@ export async function trackingRoutes(app: FastifyInstance, options: TrackingRout
   });
 
   app.get<{ Params: { token: string } }>("/track/:token/events", async (request, reply) => {
-    const token = request.params.token;
-    const first = await tracking.state(token);
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      "content-type": "text/event-stream; charset=utf-8",
-      "cache-control": "no-store",
-      connection: "keep-alive",
-      "x-accel-buffering": "no",
+    await streams.open(request.params.token, request.ip, () => {
+      reply.hijack();
+      return reply.raw.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-store",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+      });
     });
-    let last = "";
-    let closed = false;
-    let timer: NodeJS.Timeout | undefined;
-    let lastWrite = Date.now();
-    const send = (event: string, data: string) => {
-      raw.write(`event: ${event}\ndata: ${data}\n\n`);
-      lastWrite = Date.now();
-    };
-    const end = () => {
-      if (closed) return;
-      closed = true;
-      clearTimeout(timer);
-      streams.delete(end);
-      raw.end();
-    };
-    streams.add(end);
-    raw.on("close", end);
-    const tick = async () => {
-      if (closed) return;
-      try {
-        const text = JSON.stringify(await tracking.state(token));
-        if (text !== last) {
-          send("state", text);
-          last = text;
-        } else if (Date.now() - lastWrite >= HEARTBEAT_MS) {
-          raw.write(": keep-alive\n\n");
-          lastWrite = Date.now();
-        }
-      } catch (error) {
-        if (error instanceof HttpError && error.statusCode === 410) {
-          send("gone", "{}");
-          return end();
-        }
-        request.log.warn({ err: error }, "tracking stream could not read the state; retrying");
-      }
-      if (!closed) timer = setTimeout(tick, options.pushMs);
-    };
-    last = JSON.stringify(first);
-    send("state", last);
-    timer = setTimeout(tick, options.pushMs);
   });
 
   app.get<{ Params: { id: string } }>("/media/:id", async (request, reply) => {
