@@ -92,7 +92,7 @@ export const configSchema = Type.Object({
   API_TRACKING_STREAMS_PER_TOKEN: Type.Integer({
     default: 10,
     minimum: 1,
-    maximum: 1000,
+    maximum: 100_000,
     description: "Most tracking streams open at once on one tracking link, per replica; more get 429.",
   }),
   API_TRACKING_STREAMS_PER_ADDRESS: Type.Integer({

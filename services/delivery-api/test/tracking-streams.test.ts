@@ -249,4 +249,13 @@ describe("tracking streams", () => {
     assert.ok(!text.includes(d.token), "the token appears nowhere in the log");
     assert.ok(!text.includes("AAAAAAAAAAAAAAAAAAAAAAAA"), "nor the media id");
   });
+
+  test("shutting the service down ends its open streams at once (last: it closes the app)", async () => {
+    const d = await startedDelivery("SHUTDOWN");
+    const pages = await openPages(d.token, 3);
+    const started = Date.now();
+    await bed.api.app.close();
+    await Promise.all(pages.map((page) => page.ended));
+    assert.ok(Date.now() - started < 3000, `closed in ${Date.now() - started} ms`);
+  });
 });

@@ -24,7 +24,8 @@ export function urlWithoutSecrets(url: string): string {
 
 export async function trackingRoutes(app: FastifyInstance, options: TrackingRoutesOptions) {
   const { tracking, streams } = options;
-  app.addHook("onClose", async () => streams.close());
+  // Before the server closes: an open stream would otherwise hold the shutdown until its lifetime ends.
+  app.addHook("preClose", async () => streams.close());
 
   // The kit adds nosniff to every answer, and to HTML its page policy (PAGE_CSP: own files
   // only, never framed) and no-referrer, which keeps the token in the URL from other sites.
