@@ -85,11 +85,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       -- The account's partition of DELIVERY_EVENTS: its owner claims the due heads of its
       -- partitions only (and limits each endpoint's POSTs in memory, so claims count no leases).
       partition smallint not null,
+      -- The endpoint's account: due heads are claimed account by account, the accounts taking
+      -- turns (src/worker/retry-worker.ts), so one account's backlog holds no other's back.
+      account_id bigint not null,
       unique (endpoint_id, event_id)
     );
     create index messages_queue on messages (endpoint_id, delivery_id, sequence) where state = 'pending';
     create index messages_finished on messages (finished_at) where state <> 'pending';
-    create index messages_due_in_partition on messages (partition, next_attempt_at)
+    -- Both steps of a claim: the accounts with due heads in a partition (a loose index scan),
+    -- then an account's earliest due heads.
+    create index messages_due_by_account on messages (partition, account_id, next_attempt_at)
       where state = 'pending' and next_attempt_at is not null;
 
     -- Attempts carry their event (id, kind, delivery, sequence): most have no message or event

@@ -61,6 +61,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   });
   const gate = createSendGate({
     processLimit: config.WEBHOOKS_CONCURRENCY,
+    accountLimit: config.WEBHOOKS_ACCOUNT_CONCURRENCY,
     endpointLimit: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
   });
   const attemptLog = createBatcher<DeliveredAttempt, void>({
@@ -86,6 +87,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     pollIntervalMs: config.WEBHOOKS_POLL_INTERVAL_MS,
     disableAfterMs: config.WEBHOOKS_DISABLE_AFTER_MS,
     maxInFlight: config.WEBHOOKS_CONCURRENCY,
+    maxInFlightPerAccount: config.WEBHOOKS_ACCOUNT_CONCURRENCY,
   });
   const live = createLiveQueues({
     gate,

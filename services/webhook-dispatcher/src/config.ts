@@ -1,5 +1,5 @@
 /** webhook-dispatcher's configuration, validated at boot (see the README's configuration table). */
-import { commonConfig } from "@dos/service-kit";
+import { ConfigError, commonConfig, type LoadConfigOptions, loadConfig } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 
 /** Prefix of the variables only webhook-dispatcher reads; an unknown one stops the boot. */
@@ -66,10 +66,17 @@ export const configSchema = Type.Object({
     description: "How long the previous secret keeps signing after a rotation.",
   }),
   WEBHOOKS_CONCURRENCY: Type.Integer({
-    default: 64,
+    default: 128,
     minimum: 1,
     maximum: 1000,
     description: "POSTs in flight at once in this process.",
+  }),
+  WEBHOOKS_ACCOUNT_CONCURRENCY: Type.Integer({
+    default: 16,
+    minimum: 1,
+    maximum: 1000,
+    description:
+      "POSTs in flight at once for one account, all its endpoints together (one replica sends all of an account's), so an account whose endpoints hang holds this share of WEBHOOKS_CONCURRENCY and no more.",
   }),
   WEBHOOKS_ENDPOINT_CONCURRENCY: Type.Integer({
     default: 8,
@@ -108,3 +115,17 @@ export const configSchema = Type.Object({
   }),
 });
 export type Config = Static<typeof configSchema>;
+
+/**
+ * Loads the configuration and checks what one variable alone cannot: an account's share of the
+ * POSTs in flight must leave room for the others (see the README's fairness bound).
+ */
+export function loadDispatcherConfig(env?: LoadConfigOptions["env"]): Readonly<Config> {
+  const config = loadConfig(configSchema, { prefix: CONFIG_PREFIX, env });
+  if (config.WEBHOOKS_ACCOUNT_CONCURRENCY >= config.WEBHOOKS_CONCURRENCY) {
+    throw new ConfigError(
+      `WEBHOOKS_ACCOUNT_CONCURRENCY is invalid: must be less than WEBHOOKS_CONCURRENCY (${config.WEBHOOKS_CONCURRENCY}), or one account could hold every POST slot (got ${config.WEBHOOKS_ACCOUNT_CONCURRENCY})`,
+    );
+  }
+  return config;
+}

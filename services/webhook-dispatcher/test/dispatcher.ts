@@ -10,7 +10,6 @@ import {
   createDatabase,
   createLifecycle,
   createLogger,
-  loadConfig,
   migrate,
   type NatsHandle,
 } from "@dos/service-kit";
@@ -19,7 +18,7 @@ import { jetstream } from "@nats-io/jetstream";
 import type { Kysely } from "kysely";
 import { migrations, SCHEMA } from "../migrations/index.ts";
 import { buildApp } from "../src/app.ts";
-import { CONFIG_PREFIX, type Config, configSchema } from "../src/config.ts";
+import { type Config, loadDispatcherConfig } from "../src/config.ts";
 import type { DB } from "../src/db/database.ts";
 
 export const TEST_SECRET_KEY = "test-only-secret-key-0123456789abcdef";
@@ -68,16 +67,13 @@ export async function startTestDispatcher(options: StartOptions = {}): Promise<T
   const owned: TestDatabase | undefined = options.shareWith ? undefined : await createTestDatabase("webhooks");
   const databaseUrl = options.shareWith?.databaseUrl ?? (owned as TestDatabase).url;
   const namespace = options.shareWith?.namespace ?? options.namespace ?? randomNamespace();
-  const config = loadConfig(configSchema, {
-    prefix: CONFIG_PREFIX,
-    env: {
-      DATABASE_URL: databaseUrl,
-      NATS_URL: testInfra().natsUrl,
-      NATS_NAMESPACE: namespace,
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
-      ...TEST_ENV,
-      ...options.env,
-    },
+  const config = loadDispatcherConfig({
+    DATABASE_URL: databaseUrl,
+    NATS_URL: testInfra().natsUrl,
+    NATS_NAMESPACE: namespace,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    ...TEST_ENV,
+    ...options.env,
   });
   const logger = createLogger("webhook-dispatcher-test", config.LOG_LEVEL);
   const database = createDatabase({ url: databaseUrl, schema: SCHEMA, applicationName: "webhook-dispatcher-test" });

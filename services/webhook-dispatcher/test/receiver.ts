@@ -27,7 +27,7 @@ export interface Receiver {
   url: string;
   port: number;
   received: Received[];
-  /** Requests that arrived and are not answered yet. */
+  /** Requests that arrived and are neither answered nor given up by the sender yet. */
   readonly inFlight: number;
   /** The most requests that were ever unanswered at once. */
   readonly maxInFlight: number;
@@ -47,6 +47,13 @@ export async function startReceiver(
     const chunks: Buffer[] = [];
     inFlight++;
     maxInFlight = Math.max(maxInFlight, inFlight);
+    // Answered, or given up by the sender (its timeout): no longer in flight.
+    let open = true;
+    const done = () => {
+      if (open) inFlight--;
+      open = false;
+    };
+    response.on("close", done);
     request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const body = Buffer.concat(chunks).toString("utf8");
@@ -65,7 +72,7 @@ export async function startReceiver(
       received.push(entry);
       const answer = respond(entry, received);
       const send = () => {
-        inFlight--;
+        done();
         if (response.destroyed) return;
         response.writeHead(answer.status, answer.headers ?? {});
         response.end();

@@ -50,6 +50,8 @@ export function createParking(options: {
   return createBatcher({
     label: "webhooks into the queue",
     maxBatch: MAX_BATCH,
+    // An account whose many webhooks all move at once does not hold another's failure back.
+    ownerOf: (request) => request.event.account_id,
     logger: options.logger,
     handle: (requests) => options.db.transaction().execute((tx) => park(tx, requests, options.disableAfterMs)),
   });

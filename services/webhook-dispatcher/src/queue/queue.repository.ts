@@ -89,8 +89,8 @@ export async function queueMessages(
       sql`do update set partition = excluded.partition`;
   const column = <T>(pick: (m: NewMessage) => T) => messages.map(pick);
   const { rows } = await sql<{ id: number; endpoint_id: string; event_id: string }>`
-    insert into messages as m (endpoint_id, event_id, delivery_id, sequence, partition, state, dead_reason, finished_at)
-    select x.endpoint_id, x.event_id, x.delivery_id, x.sequence, x.partition,
+    insert into messages as m (endpoint_id, event_id, delivery_id, sequence, partition, account_id, state, dead_reason, finished_at)
+    select x.endpoint_id, x.event_id, x.delivery_id, x.sequence, x.partition, e.account_id,
       case when e.status = 'enabled' and e.deleted_at is null then 'pending' else 'dead' end,
       case when e.deleted_at is not null then 'endpoint deleted'
            when e.status <> 'enabled' then 'endpoint disabled: ' || coalesce(e.disabled_reason, 'by the operator') end,
@@ -124,6 +124,7 @@ export const queueKey = (queue: QueueRef) => `${queue.endpoint_id}/${queue.deliv
 /** A message claimed by its partition's owner, with what it needs to send it. */
 export interface ClaimedMessage {
   id: number;
+  account_id: number;
   endpoint_id: string;
   event_id: string;
   event_type: string;
@@ -142,25 +143,64 @@ export interface ClaimedMessage {
 }
 
 /**
- * Leases due queue heads of the partitions given, the longest due first, skipping those being
- * sent here. The lease only marks a message as taken: a partition has one owner, and a new owner
- * clears its leases (`clearLeases`).
+ * Leases due queue heads of the partitions given, skipping those being sent here, fairly between
+ * accounts: each account's earliest due heads, up to its room (`accountLimit` less what it has
+ * in flight here, `busy`), the accounts taking turns (every account's first, then every
+ * account's second, ...), `limit` in all. The accounts come from a loose index scan of
+ * `messages_due_by_account` (one probe per account with queue heads in the partition), so an
+ * account's deep backlog costs its own probe, not a scan that others wait behind. The lease only
+ * marks a message as taken: a partition has one owner, and a new owner clears its leases
+ * (`clearLeases`).
  */
 export async function claimDue(
   db: Db,
-  partitions: number[],
-  limit: number,
-  sending: number[],
-  leaseMs: number,
+  claim: {
+    partitions: number[];
+    limit: number;
+    accountLimit: number;
+    /** Messages in flight here, by account. */
+    busy: Map<number, number>;
+    sending: number[];
+    leaseMs: number;
+  },
 ): Promise<ClaimedMessage[]> {
+  const { partitions, limit, accountLimit, busy, sending, leaseMs } = claim;
   if (partitions.length === 0 || limit <= 0) return [];
+  const heads = sql`m.state = 'pending' and m.next_attempt_at is not null`;
   const { rows } = await sql<ClaimedMessage>`
-    with due as (
+    with recursive accounts (partition, account_id) as (
+      select p, (select min(m.account_id) from messages m where m.partition = p and ${heads})
+      from unnest(${partitions}::smallint[]) as p
+      union all
+      select a.partition, (select m.account_id from messages m
+        where m.partition = a.partition and m.account_id > a.account_id and ${heads}
+        order by m.account_id limit 1)
+      from accounts a where a.account_id is not null
+    ),
+    busy (account_id, n) as (
+      select * from unnest(${[...busy.keys()]}::bigint[], ${[...busy.values()]}::int[])
+    ),
+    candidates as (
+      select c.id, c.next_attempt_at, c.turn, coalesce(b.n, 0) as busy
+      from accounts a
+      cross join lateral (
+        select m.id, m.next_attempt_at, row_number() over (order by m.next_attempt_at) as turn
+        from messages m
+        where m.partition = a.partition and m.account_id = a.account_id and ${heads}
+          and m.next_attempt_at <= now() and (m.lease_until is null or m.lease_until <= now())
+          and m.id <> all(${sending}::bigint[])
+        order by m.next_attempt_at
+        limit ${accountLimit}
+      ) c
+      left join busy b on b.account_id = a.account_id
+      where a.account_id is not null
+    ),
+    due as (
       select m.id from messages m
-      where m.partition = any(${partitions}::smallint[]) and m.state = 'pending' and m.next_attempt_at <= now()
-        and (m.lease_until is null or m.lease_until <= now()) and m.id <> all(${sending}::bigint[])
-      order by m.next_attempt_at
-      limit ${limit}
+      where m.id in (
+        select id from candidates where busy + turn <= ${accountLimit}
+        order by turn, next_attempt_at limit ${limit}
+      )
       for update of m skip locked
     )
     update messages m
@@ -168,9 +208,9 @@ export async function claimDue(
     from due, endpoints e, events ev
     where m.id = due.id and e.id = m.endpoint_id and ev.id = m.event_id
       and e.status = 'enabled' and e.deleted_at is null
-    returning m.id, m.endpoint_id, m.event_id, ev.type as event_type, m.delivery_id, m.sequence, m.partition,
-      m.attempts, e.url, e.secret_ciphertext, e.previous_secret_ciphertext, e.previous_secret_expires_at, ev.body,
-      ev.traceparent, m.lease_token
+    returning m.id, m.account_id, m.endpoint_id, m.event_id, ev.type as event_type, m.delivery_id, m.sequence,
+      m.partition, m.attempts, e.url, e.secret_ciphertext, e.previous_secret_ciphertext,
+      e.previous_secret_expires_at, ev.body, ev.traceparent, m.lease_token
   `.execute(db);
   return rows;
 }

@@ -25,6 +25,8 @@ export interface MessagesTable {
   sequence: number;
   /** The partition of the endpoint's account: only its owner claims the message. */
   partition: number;
+  /** The endpoint's account: claims take turns between accounts. */
+  account_id: number;
   state: ColumnType<MessageState, MessageState | undefined>;
   attempts: ColumnType<number, number | undefined>;
   not_before: Timestamp;

@@ -31,17 +31,41 @@ export function createBatcher<T, R>(options: {
   logger: Logger;
   /** What is handled, in log lines. */
   label: string;
+  /**
+   * Whose the item is (its account): when more items wait than a batch takes, the owners take
+   * turns for its room, each one's items in the order added, so one owner's pile of items does
+   * not hold another's back for batches.
+   */
+  ownerOf?: (item: T) => number;
 }): Batcher<T, R> {
-  const queue: Array<{ item: T; resolve(result: R): void; reject(error: unknown): void }> = [];
+  type Entry = { item: T; resolve(result: R): void; reject(error: unknown): void };
+  let queue: Entry[] = [];
   let writing: Promise<void> | undefined;
   let stopped = false;
+
+  /** The next batch: the first items added, or with owners, each owner's first items in turn. */
+  function takeBatch(): Entry[] {
+    const { ownerOf, maxBatch } = options;
+    if (!ownerOf || queue.length <= maxBatch) return queue.splice(0, maxBatch);
+    const byOwner = [...Map.groupBy(queue, (entry) => ownerOf(entry.item)).values()];
+    const taken = new Set<Entry>();
+    for (let turn = 0; taken.size < maxBatch; turn++) {
+      for (const items of byOwner) {
+        const entry = items[turn];
+        if (entry && taken.size < maxBatch) taken.add(entry);
+      }
+    }
+    const batch = queue.filter((entry) => taken.has(entry));
+    queue = queue.filter((entry) => !taken.has(entry));
+    return batch;
+  }
 
   async function drain() {
     while (queue.length > 0) {
       if (options.lingerMs && queue.length < options.maxBatch) {
         await new Promise((resolve) => setTimeout(resolve, options.lingerMs));
       }
-      const batch = queue.splice(0, options.maxBatch);
+      const batch = takeBatch();
       for (let pause = FIRST_RETRY_MS; ; pause = Math.min(pause * 2, MAX_RETRY_MS)) {
         try {
           const results = await options.handle(batch.map((entry) => entry.item));

@@ -129,7 +129,7 @@ export function createLiveQueues(options: {
     const head = chain.waiting[0] as LiveWebhook;
     let started = false;
     const queued = gate.enqueue(
-      chain.endpointId,
+      { accountId: head.event.account_id, endpointId: chain.endpointId },
       () => {
         started = true;
         chain.inGate = undefined;

@@ -5,6 +5,12 @@
  * message of its queue becomes due at once), or failed (next attempt on the schedule, dead
  * letter, endpoint health). It claims when woken (a queue moved into the database, an attempt
  * recorded, a replay) and every WEBHOOKS_POLL_INTERVAL_MS for retries coming due.
+ *
+ * Claims are fair between accounts: an account holds at most its share of the gate
+ * (WEBHOOKS_ACCOUNT_CONCURRENCY) of the messages claimed here, and the accounts' due heads are
+ * taken in turns (claimDue). So an account with thousands of due retries to endpoints that hang
+ * leaves the rest of `maxInFlight` to the others, whose first due head is claimed at the next
+ * claim.
  */
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
@@ -27,7 +33,10 @@ import type { Send } from "./sender.ts";
 const LEASE_MS = 10 * 60 * 1000;
 const RECORD_BATCH = 200;
 
-type Record = { delivered: { message: ClaimedMessage; attempt: DeliveredAttempt } } | { failed: FailedAttempt };
+type Record = { accountId: number } & (
+  | { delivered: { message: ClaimedMessage; attempt: DeliveredAttempt } }
+  | { failed: FailedAttempt }
+);
 
 export interface RetryWorker {
   start(): void;
@@ -52,6 +61,8 @@ export function createRetryWorker(options: {
   disableAfterMs: number;
   /** Messages claimed and not yet recorded, at most. */
   maxInFlight: number;
+  /** Messages of one account claimed and not yet recorded, at most (its share of the gate). */
+  maxInFlightPerAccount: number;
 }): RetryWorker {
   const { db, logger, metrics } = options;
   /** Claimed and not recorded yet, by message id, with their place in the gate while they wait. */
@@ -66,6 +77,7 @@ export function createRetryWorker(options: {
   const records = createBatcher<Record, RecordedAttempt | undefined>({
     label: "webhook retries",
     maxBatch: RECORD_BATCH,
+    ownerOf: (record) => record.accountId,
     logger,
     handle: (batch) =>
       db.transaction().execute(async (tx) => {
@@ -113,10 +125,13 @@ export function createRetryWorker(options: {
     try {
       if (sent.decision.outcome === "delivered") {
         const attempt = { ...tried, attemptedAt: sent.attemptedAt, durationMs, statusCode: statusCode as number };
-        await records.add({ delivered: { message, attempt } });
+        await records.add({ accountId: message.account_id, delivered: { message, attempt } });
         metrics.observeAttempt("delivered", durationMs);
       } else {
-        const recorded = await records.add({ failed: { ...tried, leaseToken: message.lease_token, sent } });
+        const recorded = await records.add({
+          accountId: message.account_id,
+          failed: { ...tried, leaseToken: message.lease_token, sent },
+        });
         if (recorded) metrics.observeFailure(recorded, durationMs, message.endpoint_id, logger);
       }
     } catch {
@@ -130,11 +145,20 @@ export function createRetryWorker(options: {
     const partitions = options.owned().filter((p) => !releasing.has(p));
     const room = options.maxInFlight - inFlight.size;
     if (!running || partitions.length === 0 || room <= 0) return;
-    const claimed = await claimDue(db, partitions, room, [...inFlight.keys()], LEASE_MS);
+    const busy = new Map<number, number>();
+    for (const { message } of inFlight.values()) busy.set(message.account_id, (busy.get(message.account_id) ?? 0) + 1);
+    const claimed = await claimDue(db, {
+      partitions,
+      limit: room,
+      accountLimit: options.maxInFlightPerAccount,
+      busy,
+      sending: [...inFlight.keys()],
+      leaseMs: LEASE_MS,
+    });
     for (const message of claimed) {
       const entry = { message, queued: undefined as QueuedSend | undefined, started: false };
       inFlight.set(message.id, entry);
-      const queued = options.gate.enqueue(message.endpoint_id, () => {
+      const queued = options.gate.enqueue({ accountId: message.account_id, endpointId: message.endpoint_id }, () => {
         entry.started = true;
         return attempt(message);
       });

@@ -1,17 +1,29 @@
 /**
- * The gate every POST passes: at most WEBHOOKS_ENDPOINT_CONCURRENCY in flight to one endpoint
- * and WEBHOOKS_CONCURRENCY in this process. The replica that owns an account's partition sends
- * all of its endpoints' POSTs, so counting them here is counting them over every replica.
+ * The gate every POST passes: at most WEBHOOKS_ENDPOINT_CONCURRENCY in flight to one endpoint,
+ * WEBHOOKS_ACCOUNT_CONCURRENCY for one account (all its endpoints together) and
+ * WEBHOOKS_CONCURRENCY in this process. The replica that owns an account's partition sends all
+ * of its endpoints' POSTs, so counting them here is counting them over every replica.
  *
- * Waiting POSTs are served first come, first served per endpoint, and endpoints take turns for
- * the process's slots, so a slow endpoint holds only its own POSTs back. A POST queued with an
- * expiry that has waited that long is taken out and handed to its `onExpired` instead (the
- * stream path then moves it to the database queue, see live-queues.ts).
+ * Free process slots go to the accounts in turn, and within an account to its endpoints in
+ * turn; an endpoint's POSTs wait first come, first served. So an account whose endpoints hang
+ * holds at most its own share of the process: another account's POST starts at once while
+ * fewer than WEBHOOKS_CONCURRENCY / WEBHOOKS_ACCOUNT_CONCURRENCY accounts fill their share, and
+ * otherwise gets one of the next slots freed, whatever the number of endpoints or POSTs waiting
+ * behind the others. A POST queued with an expiry that has waited that long is taken out and
+ * handed to its `onExpired` instead (the stream path then moves it to the database queue, see
+ * live-queues.ts).
  */
 
 export interface GateOptions {
   processLimit: number;
+  accountLimit: number;
   endpointLimit: number;
+}
+
+/** Whose POST it is: the account's and the endpoint's limits apply. */
+export interface GateTarget {
+  accountId: number;
+  endpointId: string;
 }
 
 export interface QueuedSend {
@@ -29,19 +41,31 @@ interface Job {
 
 interface EndpointLine {
   id: string;
+  account: AccountLine;
   active: number;
   waiting: Job[];
   /** Index of the first waiting job (the array is compacted now and then). */
   head: number;
+  /** In its account's turn order. */
+  ready: boolean;
+}
+
+interface AccountLine {
+  id: number;
+  active: number;
+  endpoints: Map<string, EndpointLine>;
+  /** Its endpoints with a job waiting and a free slot, in turn order. */
+  turns: EndpointLine[];
+  /** In the process's turn order. */
   ready: boolean;
 }
 
 const SWEEP_MS = 100;
 
 export interface SendGate {
-  /** Runs `run` when the endpoint and the process have a free slot. */
+  /** Runs `run` when the endpoint, its account and the process have a free slot. */
   enqueue(
-    endpointId: string,
+    target: GateTarget,
     run: () => Promise<void>,
     options?: { expiresAfterMs?: number; onExpired?: () => void },
   ): QueuedSend;
@@ -50,9 +74,9 @@ export interface SendGate {
 }
 
 export function createSendGate(options: GateOptions): SendGate {
-  const lines = new Map<string, EndpointLine>();
-  /** Endpoints with a job waiting and a free slot, in turn order. */
-  const ready: EndpointLine[] = [];
+  const accounts = new Map<number, AccountLine>();
+  /** Accounts with an endpoint ready and a free slot of their own, in turn order. */
+  const turns: AccountLine[] = [];
   let active = 0;
   let sweeper: NodeJS.Timeout | undefined;
 
@@ -74,34 +98,65 @@ export function createSendGate(options: GateOptions): SendGate {
     return undefined;
   };
 
-  const markReady = (line: EndpointLine) => {
-    if (!line.ready && line.active < options.endpointLimit && nextWaiting(line)) {
-      line.ready = true;
-      ready.push(line);
+  const markAccount = (account: AccountLine) => {
+    if (!account.ready && account.active < options.accountLimit && account.turns.length > 0) {
+      account.ready = true;
+      turns.push(account);
     }
   };
 
-  function pump() {
-    while (active < options.processLimit && ready.length > 0) {
-      const line = ready.shift() as EndpointLine;
+  const markEndpoint = (line: EndpointLine) => {
+    if (!line.ready && line.active < options.endpointLimit && nextWaiting(line)) {
+      line.ready = true;
+      line.account.turns.push(line);
+    }
+    markAccount(line.account);
+  };
+
+  /** Forgets an endpoint (and its account) with nothing running or waiting. */
+  const forgetIfIdle = (line: EndpointLine) => {
+    if (line.active > 0 || line.ready || nextWaiting(line)) return;
+    const { account } = line;
+    account.endpoints.delete(line.id);
+    if (account.endpoints.size === 0 && account.active === 0) accounts.delete(account.id);
+  };
+
+  /** The account's next endpoint in turn with a job waiting, and that job. */
+  function takeTurn(account: AccountLine): { line: EndpointLine; job: Job } | undefined {
+    for (let line = account.turns.shift(); line; line = account.turns.shift()) {
       line.ready = false;
       const job = nextWaiting(line);
-      if (!job) continue;
+      if (job) return { line, job };
+      forgetIfIdle(line);
+    }
+    return undefined;
+  }
+
+  function pump() {
+    while (active < options.processLimit && turns.length > 0) {
+      const account = turns.shift() as AccountLine;
+      account.ready = false;
+      const turn = takeTurn(account);
+      if (!turn) continue;
+      const { line, job } = turn;
       line.head++;
       job.state = "started";
       line.active++;
+      account.active++;
       active++;
       void job
         .run()
         .catch(() => {})
         .finally(() => {
           line.active--;
+          account.active--;
           active--;
-          markReady(line);
-          if (line.active === 0 && !nextWaiting(line)) lines.delete(line.id);
+          markEndpoint(line);
+          markAccount(account);
+          forgetIfIdle(line);
           pump();
         });
-      markReady(line);
+      markEndpoint(line);
     }
   }
 
@@ -109,19 +164,21 @@ export function createSendGate(options: GateOptions): SendGate {
   function sweep() {
     const now = performance.now();
     let waiting = false;
-    for (const line of lines.values()) {
-      for (let i = line.head; i < line.waiting.length; i++) {
-        const job = line.waiting[i] as Job;
-        if (job.state !== "waiting") continue;
-        if (job.expiresAfterMs === undefined) continue;
-        if (now - job.queuedAt >= job.expiresAfterMs) {
-          job.state = "cancelled";
-          job.onExpired?.();
-        } else {
-          waiting = true;
+    for (const account of accounts.values()) {
+      for (const line of account.endpoints.values()) {
+        for (let i = line.head; i < line.waiting.length; i++) {
+          const job = line.waiting[i] as Job;
+          if (job.state !== "waiting") continue;
+          if (job.expiresAfterMs === undefined) continue;
+          if (now - job.queuedAt >= job.expiresAfterMs) {
+            job.state = "cancelled";
+            job.onExpired?.();
+          } else {
+            waiting = true;
+          }
         }
+        forgetIfIdle(line);
       }
-      if (line.active === 0 && !nextWaiting(line)) lines.delete(line.id);
     }
     if (!waiting) {
       clearInterval(sweeper);
@@ -129,13 +186,23 @@ export function createSendGate(options: GateOptions): SendGate {
     }
   }
 
+  function lineOf(target: GateTarget): EndpointLine {
+    let account = accounts.get(target.accountId);
+    if (!account) {
+      account = { id: target.accountId, active: 0, endpoints: new Map(), turns: [], ready: false };
+      accounts.set(target.accountId, account);
+    }
+    let line = account.endpoints.get(target.endpointId);
+    if (!line) {
+      line = { id: target.endpointId, account, active: 0, waiting: [], head: 0, ready: false };
+      account.endpoints.set(target.endpointId, line);
+    }
+    return line;
+  }
+
   return {
-    enqueue(endpointId, run, jobOptions = {}) {
-      let line = lines.get(endpointId);
-      if (!line) {
-        line = { id: endpointId, active: 0, waiting: [], head: 0, ready: false };
-        lines.set(endpointId, line);
-      }
+    enqueue(target, run, jobOptions = {}) {
+      const line = lineOf(target);
       const job: Job = {
         run,
         queuedAt: performance.now(),
@@ -144,7 +211,7 @@ export function createSendGate(options: GateOptions): SendGate {
         state: "waiting",
       };
       line.waiting.push(job);
-      markReady(line);
+      markEndpoint(line);
       pump();
       if (job.state === "waiting" && job.expiresAfterMs !== undefined && !sweeper) {
         sweeper = setInterval(sweep, SWEEP_MS);
