@@ -16,8 +16,8 @@ testMigrations({
       insert into events (id, account_id, delivery_id, sequence, type, body, occurred_at)
       values ('00000000-0000-4000-8000-0000000000e1', 7, 42, 1, 'delivery.created', '{}', now()),
              ('00000000-0000-4000-8000-0000000000e2', 7, 42, 2, 'delivery.scheduled', '{}', now());
-      insert into messages (endpoint_id, event_id, delivery_id, sequence, partition)
-      select '00000000-0000-4000-8000-000000000001', id, delivery_id, sequence, 7 from events;
+      insert into messages (endpoint_id, event_id, delivery_id, sequence, partition, account_id)
+      select '00000000-0000-4000-8000-000000000001', id, delivery_id, sequence, 7, account_id from events;
       insert into attempts (message_id, endpoint_id, attempt, attempted_at, duration_ms, status_code, outcome,
         event_id, event_type, delivery_id, sequence)
       values (null, '00000000-0000-4000-8000-000000000001', 1, now(), 12, 500, 'retrying',
