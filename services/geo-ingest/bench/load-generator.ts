@@ -2,7 +2,7 @@
  * The benchmarks' HTTP load generator, run as its own process so it does not share the server's
  * event loop (on a 2-core machine it still competes for CPU; the README says so). It keeps
  * `connections` keep-alive sockets busy, one request at a time each, for `warmupMs` and then
- * `durationMs`, every request for the next vehicle in turn, from its own tracker id, with the
+ * `durationMs`, every request for the next vehicle in turn, from that vehicle's tracker, with the
  * time of the call as its timestamp, and prints one JSON line of results on stdout.
  *
  * Raw sockets rather than an HTTP client library: the client must cost less CPU than the
@@ -18,7 +18,7 @@ export interface LoadOptions {
   vehicles: number;
   vehiclePrefix: string;
   provider: string;
-  /** First request number: rounds against one server continue the sequence, so trackers never repeat. */
+  /** First request number: rounds against one server continue the sequence, so vehicles keep their turn. */
   sequenceStart?: number;
 }
 
@@ -104,14 +104,14 @@ async function run(options: LoadOptions): Promise<LoadRound> {
 
   const request = () => {
     const n = sequence++;
-    const vehicle = `${options.vehiclePrefix}${n % options.vehicles}`;
+    const vehicleNumber = n % options.vehicles;
+    const vehicle = `${options.vehiclePrefix}${vehicleNumber}`;
     const body = JSON.stringify({
       timestamp: new Date().toISOString(),
       latitude: 48.8 + (n % 1000) / 10_000,
       longitude: 2.3 + (n % 777) / 10_000,
       provider: options.provider,
-      // A tracker per request: the per-tracker limit runs on every request but never refuses one.
-      tracker_id: n,
+      tracker_id: vehicleNumber,
     });
     return (
       `POST /external/vehicles/${vehicle}/geolocations HTTP/1.1\r\nhost: 127.0.0.1\r\n` +

@@ -21,6 +21,8 @@ export const timestampInFuture = (toleranceMs: number) =>
 export const timestampTooOld = (retentionDays: number) =>
   unprocessable(`timestamp must not be older than ${retentionDays} days`);
 
+/** A different position of the vehicle is already stored at this (client-given) timestamp. */
+export const timestampTaken = () => unprocessable("timestamp already holds a different position of this vehicle");
 export const positionRefused = () => unprocessable("body cannot be stored");
 export const fleetLoading = () => unavailable("vehicle registry is loading, retry later", 1);
 export const cannotStoreNow = () => unavailable("position cannot be stored right now, retry later", 1);

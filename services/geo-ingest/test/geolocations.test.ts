@@ -1,6 +1,7 @@
 /** POST /external/vehicles/{vehicle_id}/geolocations as a tracker provider meets it. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { setTimeout } from "node:timers/promises";
 import { type Harness, postPosition, startHarness } from "./harness.ts";
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -37,19 +38,16 @@ describe("geolocation creation", () => {
   });
 
   test("a blank, null or missing timestamp stores the time of the call", async () => {
-    await h.putVehicle({ vehicle_external_id: "VAN-BLANK", active_round_id: 502 });
     const base = { latitude: 45.75, longitude: 4.85, provider: "acme-trackers" };
-    const bodies = [
-      { ...base, timestamp: "", tracker_id: 1 },
-      { ...base, timestamp: null, tracker_id: 2 },
-      { ...base, tracker_id: 3 },
-    ];
-    for (const body of bodies) {
+    const bodies = [{ ...base, timestamp: "" }, { ...base, timestamp: null }, base];
+    for (const [i, body] of bodies.entries()) {
+      const vehicle = `VAN-BLANK-${i}`;
+      await h.putVehicle({ vehicle_external_id: vehicle, active_round_id: 502 });
       const started = Date.now();
-      const response = await postPosition(h, "VAN-BLANK", body);
+      const response = await postPosition(h, vehicle, body);
       assert.equal(response.statusCode, 200, response.body);
-      const row = (await h.positions("VAN-BLANK")).find((r) => r.tracker_id === body.tracker_id);
-      assert.ok(row, `tracker ${body.tracker_id} stored`);
+      const [row] = await h.positions(vehicle);
+      assert.ok(row, `${vehicle} stored`);
       assert.ok(row.recorded_at.getTime() >= started && row.recorded_at.getTime() <= Date.now());
       assert.equal(row.recorded_at.getTime(), row.received_at.getTime());
     }
@@ -81,14 +79,14 @@ describe("geolocation creation", () => {
       [{ ...base, timestamp: iso(now + 10 * 60_000) }, ["timestamp must not be more than 120 seconds in the future"]],
       [{ ...base, timestamp: iso(now - 31 * 86_400_000) }, ["timestamp must not be older than 30 days"]],
     ];
-    // A distinct tracker per case, so the rate limit never answers first.
-    let tracker = 1000;
+    // One after the other on one vehicle: a refused request never takes the vehicle's slot.
     for (const [body, errors] of cases) {
-      const response = await postPosition(h, "VAN-422", { tracker_id: tracker++, ...(body as object) });
+      const response = await postPosition(h, "VAN-422", body);
       assert.equal(response.statusCode, 422, JSON.stringify(body));
       assert.deepEqual(response.json(), { errors }, JSON.stringify(body));
     }
     assert.deepEqual(await h.positions("VAN-422"), []);
+    assert.equal((await postPosition(h, "VAN-422", base)).statusCode, 200);
   });
 
   test("a timestamp slightly ahead of the server clock is within the tolerance", async () => {
@@ -104,7 +102,7 @@ describe("geolocation creation", () => {
     assert.equal((await h.positions("VAN-AHEAD"))[0]?.recorded_at.getTime(), ahead);
   });
 
-  test("a second request of one tracker within a second is answered 429 with Retry-After", async () => {
+  test("a second request for one vehicle within a second is answered 429 with Retry-After", async () => {
     await h.putVehicle({ vehicle_external_id: "VAN-429", active_round_id: 505 });
     const body = (offset: number, tracker?: number) => ({
       timestamp: iso(Date.now() - offset),
@@ -118,13 +116,13 @@ describe("geolocation creation", () => {
     assert.equal(refused.statusCode, 429);
     assert.equal(refused.headers["retry-after"], "1");
     assert.deepEqual(refused.json(), { errors: ["tracker sends more than one request per second; retry later"] });
-    // Another tracker of the same vehicle (and the vehicle's tracker without an id) has its own budget.
-    assert.equal((await postPosition(h, "VAN-429", body(1000, 8))).statusCode, 200);
-    assert.equal((await postPosition(h, "VAN-429", body(500))).statusCode, 200);
-    assert.equal((await h.positions("VAN-429")).length, 3);
-    // A second later the tracker is served again.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    assert.equal((await postPosition(h, "VAN-429", body(0, 7))).statusCode, 200);
+    // tracker_id is the caller's word: another one, or none, shares the vehicle's budget.
+    assert.equal((await postPosition(h, "VAN-429", body(1000, 8))).statusCode, 429);
+    assert.equal((await postPosition(h, "VAN-429", body(500))).statusCode, 429);
+    assert.equal((await h.positions("VAN-429")).length, 1);
+    // A second later the vehicle is served again.
+    await setTimeout(1000);
+    assert.equal((await postPosition(h, "VAN-429", body(0, 8))).statusCode, 200);
   });
 
   test("a vehicle without an active round is answered 200 and its position is not stored", async () => {
@@ -136,42 +134,22 @@ describe("geolocation creation", () => {
     assert.match(metrics, /geo_positions_total\{outcome="inactive",service="geo-ingest"\} 1/);
   });
 
-  test("a position sent twice (same vehicle and timestamp) is stored once", async () => {
-    await h.putVehicle({ vehicle_external_id: "VAN-DUP", active_round_id: 506 });
-    const body = { timestamp: iso(Date.now() - 1000), latitude: 50.63, longitude: 3.06, provider: "acme-trackers" };
-    const responses = await Promise.all(
-      [1, 2, 3].map((tracker) => postPosition(h, "VAN-DUP", { ...body, tracker_id: tracker })),
-    );
-    assert.deepEqual(
-      responses.map((r) => r.statusCode),
-      [200, 200, 200],
-    );
-    assert.equal((await h.positions("VAN-DUP")).length, 1);
-    const metrics = (await h.app.inject({ method: "GET", url: "/metrics" })).body;
-    assert.match(metrics, /geo_positions_duplicate_total\{service="geo-ingest"\} 2/);
-  });
-
   test("a position the database refuses fails alone, not the other positions of its batch", async () => {
     // A fleet entry whose round id PostgreSQL cannot hold (the schema only says "integer").
     await h.putVehicle({ vehicle_external_id: "VAN-POISON", active_round_id: 1e20 });
-    await h.putVehicle({ vehicle_external_id: "VAN-GOOD", active_round_id: 508 });
-    const body = (tracker: number) => ({
-      timestamp: iso(Date.now() - tracker * 1000),
-      latitude: 1,
-      longitude: 1,
-      provider: "acme-trackers",
-      tracker_id: tracker,
-    });
+    const good = [1, 2, 3, 4, 5].map((n) => `VAN-GOOD-${n}`);
+    for (const vehicle of good) await h.putVehicle({ vehicle_external_id: vehicle, active_round_id: 508 });
+    const body = { timestamp: iso(Date.now() - 1000), latitude: 1, longitude: 1, provider: "acme-trackers" };
     const responses = await Promise.all([
-      ...[1, 2, 3, 4, 5].map((tracker) => postPosition(h, "VAN-GOOD", body(tracker))),
-      postPosition(h, "VAN-POISON", body(1)),
+      ...good.map((vehicle) => postPosition(h, vehicle, body)),
+      postPosition(h, "VAN-POISON", body),
     ]);
     assert.deepEqual(
       responses.map((r) => r.statusCode),
       [200, 200, 200, 200, 200, 422],
     );
     assert.deepEqual(responses[5]?.json(), { errors: ["body cannot be stored"] });
-    assert.equal((await h.positions("VAN-GOOD")).length, 5);
+    for (const vehicle of good) assert.equal((await h.positions(vehicle)).length, 1, vehicle);
   });
 
   test("the vehicle External ID may hold characters NATS keys do not allow", async () => {
@@ -182,9 +160,10 @@ describe("geolocation creation", () => {
   });
 
   test("a round's stored track is served to operators with the bearer token", async () => {
-    await h.putVehicle({ vehicle_external_id: "VAN-TRACK", active_round_id: 900 });
+    // Three vehicles of one round (one position each, so the rate limit does not wait).
     const start = Date.now() - 60_000;
     for (let i = 0; i < 3; i++) {
+      await h.putVehicle({ vehicle_external_id: `VAN-TRACK-${i}`, active_round_id: 900 });
       const body = {
         timestamp: iso(start + i * 1000),
         latitude: 10 + i,
@@ -192,7 +171,7 @@ describe("geolocation creation", () => {
         provider: "acme-trackers",
         tracker_id: i,
       };
-      assert.equal((await postPosition(h, "VAN-TRACK", body)).statusCode, 200);
+      assert.equal((await postPosition(h, `VAN-TRACK-${i}`, body)).statusCode, 200);
     }
     const url = "/ops/v1/rounds/900/track";
     assert.equal((await h.app.inject({ method: "GET", url })).statusCode, 401);

@@ -37,6 +37,11 @@ export interface Harness {
   putVehicle(entry: Partial<FleetEntry> & { vehicle_external_id: string }): Promise<FleetEntry>;
   /** Stored positions of a vehicle, oldest first. */
   positions(vehicleExternalId: string): Promise<StoredPosition[]>;
+  /**
+   * A second geo-ingest on the same database, NATS namespace and config, with its own rate
+   * limiter: what an ingress that does not route by vehicle would send a vehicle's requests to.
+   */
+  replica(): Promise<Pick<Harness, "app"> & { close(): Promise<void> }>;
   close(): Promise<void>;
 }
 
@@ -133,6 +138,17 @@ export async function startHarness(
         [vehicleExternalId],
       );
       return rows;
+    },
+    async replica() {
+      const replica = await buildApp({ config, logger, lifecycle: createLifecycle(logger), database, nats });
+      await replica.start?.();
+      return {
+        app: replica.app,
+        async close() {
+          await replica.app.close();
+          await replica.stop?.();
+        },
+      };
     },
     async close() {
       await built.app.close();

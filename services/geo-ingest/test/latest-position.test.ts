@@ -1,6 +1,7 @@
 /** The latest stored position of each active vehicle, published on VEHICLE_POSITIONS. */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { setTimeout } from "node:timers/promises";
 import { natsNames } from "@dos/contracts";
 import { waitFor } from "@dos/service-kit/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
@@ -30,6 +31,7 @@ describe("latest position on the bus", () => {
         tracker_id: tracker,
       });
     assert.equal((await post(newer, 1)).statusCode, 200);
+    await setTimeout(1000); // one request per second per vehicle
     assert.equal((await post(older, 2)).statusCode, 200);
     const jsm = await jetstreamManager(h.nats.nc);
     const message = await waitFor(

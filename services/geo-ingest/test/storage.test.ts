@@ -76,6 +76,7 @@ describe("native partitioning on plain PostgreSQL", () => {
       roundId: 1,
       provider: "p",
       trackerId: null,
+      serverStamped: false,
       latitude: 1,
       longitude: 2,
     };

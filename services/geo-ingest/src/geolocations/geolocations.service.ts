@@ -1,9 +1,11 @@
 /**
  * The hot path of POST /external/vehicles/{vehicle_id}/geolocations, after the body has passed
  * the GeolocationInput schema. Checks run in this order, each answering as soon as it fails:
- * fleet loaded (503), vehicle known (404), provider token (401), tracker rate (429), provider
- * and timestamp (422). Then a vehicle without an active round is answered 200 and not stored;
- * any other position is answered only once its batch has committed. No database is read.
+ * fleet loaded (503), vehicle known (404), provider token (401), provider, tracker_id and
+ * timestamp (422), then the vehicle's rate (429): only a request that passed every check takes
+ * the vehicle's slot. Then a vehicle without an active round is answered 200 and not stored;
+ * any other position is answered only once its batch has committed (or once the same position
+ * is found already stored at its timestamp). No database is read before the write.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 import { type GeolocationInput, parseTimestamp } from "@dos/contracts";
@@ -16,6 +18,7 @@ import {
   providerTokenMissing,
   timestampInFuture,
   timestampNotADate,
+  timestampTaken,
   timestampTooOld,
   trackerIdTooLarge,
   trackerRateLimited,
@@ -23,8 +26,8 @@ import {
 } from "../errors.ts";
 import type { FleetCache, VehicleState } from "../fleet/fleet.cache.ts";
 import type { GeoMetrics } from "../metrics.ts";
-import { PositionRefused, type PositionWriter } from "../positions/position-writer.ts";
-import { type RateLimiter, trackerKey } from "./rate-limiter.ts";
+import { PositionRefused, type PositionWriter, TimestampTaken } from "../positions/position-writer.ts";
+import type { RateLimiter } from "./rate-limiter.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -76,12 +79,6 @@ export function createGeolocationsService(deps: GeolocationsDeps, options: Geolo
       if (vehicle.tokenSha256) checkProviderToken(vehicle.tokenSha256, token, metrics);
 
       const now = Date.now();
-      const key = trackerKey(vehicleId, body.tracker_id);
-      const decision = limiter.take(key, now);
-      if (!decision.allowed) {
-        metrics.outcome.rate_limited.inc();
-        throw trackerRateLimited(options.rateLimitIntervalMs, decision.retryAfterMs);
-      }
       let recordedMs: number;
       try {
         recordedMs = recordedAt(vehicle, body, now);
@@ -89,12 +86,19 @@ export function createGeolocationsService(deps: GeolocationsDeps, options: Geolo
         metrics.outcome.rejected.inc();
         throw error;
       }
+      // Only a request that passed every check takes the vehicle's slot: a stranger's wrong
+      // provider or oversized tracker_id cannot use up the real tracker's budget.
+      const decision = limiter.take(vehicleId, now);
+      if (!decision.allowed) {
+        metrics.outcome.rate_limited.inc();
+        throw trackerRateLimited(options.rateLimitIntervalMs, decision.retryAfterMs);
+      }
       if (vehicle.roundId === null) {
         metrics.outcome.inactive.inc();
         return "inactive";
       }
       if (writer.full) {
-        limiter.refund(key, now, decision.previous);
+        limiter.refund(vehicleId, decision);
         metrics.outcome.unavailable.inc();
         throw cannotStoreNow();
       }
@@ -103,6 +107,7 @@ export function createGeolocationsService(deps: GeolocationsDeps, options: Geolo
           vehicleExternalId: vehicleId,
           recordedMs,
           receivedMs: now,
+          serverStamped: body.timestamp == null || body.timestamp === "",
           roundId: vehicle.roundId,
           provider: body.provider,
           trackerId: body.tracker_id ?? null,
@@ -110,12 +115,17 @@ export function createGeolocationsService(deps: GeolocationsDeps, options: Geolo
           longitude: body.longitude,
         });
       } catch (error) {
+        // Not stored, whatever the reason: the slot goes back, so the tracker's next position
+        // (or its retry after a 503) is served rather than refused.
+        limiter.refund(vehicleId, decision);
         if (error instanceof PositionRefused) {
           metrics.outcome.rejected.inc();
           throw positionRefused();
         }
-        // Not stored: give the tracker its slot back so its retry is served, not refused.
-        limiter.refund(key, now, decision.previous);
+        if (error instanceof TimestampTaken) {
+          metrics.outcome.rejected.inc();
+          throw timestampTaken();
+        }
         metrics.outcome.unavailable.inc();
         throw cannotStoreNow();
       }

@@ -1,34 +1,49 @@
 /**
- * The spec's limit: one request per second per tracker. A request is allowed when at least
- * `intervalMs` have passed since the tracker's last allowed request; a refused request does not
- * move the window, so a tracker that slows down to the limit is never starved. The state lives
- * in this process: the limit is exact when every request of a vehicle reaches the same replica
- * (see the README: consistent hashing on the vehicle id at the ingress).
+ * The spec's limit: one request per second per tracker, the tracker being the device linked to
+ * the vehicle. The key is therefore the vehicle External ID (what the fleet says exists), never
+ * the caller-chosen `tracker_id`, which would multiply the budget. A refused request does
+ * not move the schedule, so a tracker that slows down to the limit is never starved. The caller
+ * takes a slot only once the request has passed every other check. The state lives in this
+ * process: the limit is exact when every request of a vehicle reaches the same replica (see the
+ * README: consistent hashing on the vehicle id at the ingress).
  */
 
-export type RateDecision = { allowed: true; previous: number | undefined } | { allowed: false; retryAfterMs: number };
+/** How early a request may come against its vehicle's schedule, as a share of the interval. */
+export const JITTER_SHARE = 0.25;
+
+/** An allowed request's slot: `due` is when the vehicle's next request is due, `previous` what it was. */
+export interface Slot {
+  due: number;
+  previous: number | undefined;
+}
+
+export type RateDecision = ({ allowed: true } & Slot) | { allowed: false; retryAfterMs: number };
 
 export interface RateLimiter {
   take(key: string, now: number): RateDecision;
-  /** Gives the slot back when the request could not be served (503), so the retry is not a 429. */
-  refund(key: string, takenAt: number, previous: number | undefined): void;
-  /** Trackers remembered (a tracker seen in both generations counts twice). */
+  /** Gives the slot back when the request was not served after all, so it used none of the budget. */
+  refund(key: string, slot: Slot): void;
+  /** Vehicles remembered (a vehicle seen in both generations counts twice). */
   readonly size: number;
 }
 
-/** The tracker a request comes from: its vehicle, and the tracker id when the body names one. */
-export function trackerKey(vehicleExternalId: string, trackerId: number | null | undefined): string {
-  return trackerId == null ? vehicleExternalId : `${vehicleExternalId}\u0000${trackerId}`;
-}
-
 /**
- * Trackers are remembered in two generations: `recent` holds the requests allowed since the last
+ * A schedule per vehicle (the generic cell rate algorithm): each allowed request moves the
+ * vehicle's next due time one interval past the later of its previous due time and now, and a
+ * request is allowed from a quarter of an interval before it is due. A tracker sending once a
+ * second by its own clock is thus never refused for network or queueing jitter (a request that
+ * arrives 980 ms after the previous one because that one was delayed), while over any stretch of
+ * time the vehicle is allowed no more than one request per interval, plus that quarter.
+ *
+ * Vehicles are remembered in two generations: `recent` holds the requests allowed since the last
  * turn, `older` those of the turn before. A turn happens once `intervalMs` have passed since the
  * previous one, and drops the generation before `older`: every request in it was allowed at least
- * `intervalMs` ago, so it can refuse nothing. Forgetting is then one map dropped per interval,
- * not a sweep over every tracker (tens of thousands each second) that stalls the event loop.
+ * `intervalMs` ago, so its due time less the tolerance has passed and it can refuse nothing.
+ * Forgetting is then one map dropped per interval, not a sweep over every vehicle (tens of
+ * thousands each second) that stalls the event loop.
  */
 export function createRateLimiter(intervalMs: number): RateLimiter {
+  const toleranceMs = intervalMs * JITTER_SHARE;
   let recent = new Map<string, number>();
   let older = new Map<string, number>();
   let turnedAt = Number.NEGATIVE_INFINITY;
@@ -41,18 +56,19 @@ export function createRateLimiter(intervalMs: number): RateLimiter {
         turnedAt = now;
       }
       const previous = recent.get(key) ?? older.get(key);
-      if (previous !== undefined && now - previous < intervalMs) {
-        return { allowed: false, retryAfterMs: previous + intervalMs - now };
+      if (previous !== undefined && now < previous - toleranceMs) {
+        return { allowed: false, retryAfterMs: previous - toleranceMs - now };
       }
-      recent.set(key, now);
-      return { allowed: true, previous };
+      const due = (previous !== undefined && previous > now ? previous : now) + intervalMs;
+      recent.set(key, due);
+      return { allowed: true, due, previous };
     },
-    refund(key, takenAt, previous) {
+    refund(key, slot) {
       // The slot was taken in `recent`, or in what a turn since has made `older`.
-      const generation = recent.get(key) === takenAt ? recent : older.get(key) === takenAt ? older : undefined;
+      const generation = recent.get(key) === slot.due ? recent : older.get(key) === slot.due ? older : undefined;
       if (generation === undefined) return;
-      if (previous === undefined) generation.delete(key);
-      else generation.set(key, previous);
+      if (slot.previous === undefined) generation.delete(key);
+      else generation.set(key, slot.previous);
     },
     get size() {
       return recent.size + older.size;

@@ -39,7 +39,9 @@ export interface PublisherDeps {
 export function createTimestampFormatter() {
   let second = Number.NaN;
   let prefix = "";
-  return (ms: number): string => {
+  return (instant: number): string => {
+    // Published to the millisecond: a server stamp moved off a collision carries microseconds.
+    const ms = Math.floor(instant);
     const s = Math.floor(ms / 1000);
     if (s !== second) {
       second = s;

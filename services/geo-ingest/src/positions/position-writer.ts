@@ -7,7 +7,7 @@
 import type { Database } from "@dos/service-kit";
 import type { Logger } from "pino";
 import type { GeoMetrics } from "../metrics.ts";
-import { insertPositions } from "./positions.repository.ts";
+import { findStoredPositions, insertPositions } from "./positions.repository.ts";
 import type { PositionRow } from "./positions.table.ts";
 
 /** The database refused this very row (not the connection): retrying it cannot help. */
@@ -17,6 +17,23 @@ export class PositionRefused extends Error {
     super("the database refused the position", { cause });
   }
 }
+
+/** A different position of the vehicle is already stored at the timestamp its tracker gave. */
+export class TimestampTaken extends Error {
+  override name = "TimestampTaken";
+  constructor() {
+    super("a different position of the vehicle is stored at this timestamp");
+  }
+}
+
+/**
+ * A server stamp (the time of the call) that meets another position of its vehicle moves on
+ * by a microsecond and is written again: the tracker gave no time, so its position is stored
+ * rather than refused. One request per second per vehicle makes this rare (replicas behind a
+ * misrouting ingress, a clock stepped back); the bound keeps a pathological case finite.
+ */
+const RESTAMP_ATTEMPTS = 5;
+const MICROSECOND_MS = 0.001;
 
 export interface WriterOptions {
   maxRows: number;
@@ -64,33 +81,75 @@ export function createPositionWriter(
   let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   let idle: Array<() => void> = [];
 
-  const flush = async (batch: Pending[]) => {
+  const flush = async (batch: Pending[], restamps = 0): Promise<void> => {
     // Rows in key order: two concurrent batches touching the same keys then never deadlock.
     if (options.concurrency > 1) batch.sort(byVehicleAndTime);
     const rows = batch.map((item) => item.row);
     const started = performance.now();
+    let inserted: number;
     try {
-      const inserted = await insertPositions(pool, rows);
-      deps.metrics.writeSeconds.observe((performance.now() - started) / 1000);
-      deps.metrics.batchRows.observe(rows.length);
-      deps.metrics.written.inc(inserted);
-      if (inserted < rows.length) deps.metrics.duplicates.inc(rows.length - inserted);
-      deps.onCommitted(rows);
-      for (const item of batch) item.resolve();
+      inserted = await insertPositions(pool, rows);
     } catch (error) {
       if (refusesData(error) && batch.length > 1) {
         // A row the database refuses (a case validation missed) must not take its batch down:
         // halve until the rows that can be stored are, and only the culprit is refused.
         const half = Math.ceil(batch.length / 2);
-        await flush(batch.slice(0, half));
-        await flush(batch.slice(half));
+        await flush(batch.slice(0, half), restamps);
+        await flush(batch.slice(half), restamps);
         return;
       }
-      deps.metrics.writeFailures.inc(rows.length);
-      deps.logger.error({ err: error, rows: rows.length }, "position batch could not be written");
-      const reason = refusesData(error) ? new PositionRefused(error) : error;
-      for (const item of batch) item.reject(reason);
+      fail(batch, refusesData(error) ? new PositionRefused(error) : error);
+      return;
     }
+    deps.metrics.writeSeconds.observe((performance.now() - started) / 1000);
+    deps.metrics.batchRows.observe(rows.length);
+    deps.metrics.written.inc(inserted);
+    if (inserted === rows.length) {
+      deps.onCommitted(rows);
+      for (const item of batch) item.resolve();
+      return;
+    }
+    await settle(batch, inserted, restamps);
+  };
+
+  const fail = (batch: Pending[], reason: unknown) => {
+    deps.metrics.writeFailures.inc(batch.length);
+    deps.logger.error({ err: reason, rows: batch.length }, "position batch could not be written");
+    for (const item of batch) item.reject(reason);
+  };
+
+  /**
+   * Some rows met a stored position at their vehicle and time (a second round trip, only then):
+   * a row the table holds as it is, whoever inserted it, is answered 200; another place at a
+   * timestamp the tracker gave is refused; a server stamp moves on and is written again.
+   */
+  const settle = async (batch: Pending[], inserted: number, restamps: number) => {
+    let stored: boolean[];
+    try {
+      stored = await findStoredPositions(
+        pool,
+        batch.map((item) => item.row),
+      );
+    } catch (error) {
+      // The new rows are committed; the 503 makes their trackers retry, and a retry of a stored
+      // position is answered 200.
+      fail(batch, error);
+      return;
+    }
+    const kept: Pending[] = [];
+    const restamped: Pending[] = [];
+    batch.forEach((item, i) => {
+      if (stored[i]) kept.push(item);
+      else if (!item.row.serverStamped) item.reject(new TimestampTaken());
+      else if (restamps < RESTAMP_ATTEMPTS) {
+        item.row.recordedMs += MICROSECOND_MS;
+        restamped.push(item);
+      } else fail([item], new Error("no free microsecond for a server-stamped position"));
+    });
+    deps.metrics.duplicates.inc(Math.max(0, kept.length - inserted));
+    deps.onCommitted(kept.map((item) => item.row));
+    for (const item of kept) item.resolve();
+    if (restamped.length > 0) await flush(restamped, restamps + 1);
   };
 
   const pump = () => {

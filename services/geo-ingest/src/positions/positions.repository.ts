@@ -3,17 +3,31 @@ import type { Database } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB, PositionRow } from "./positions.table.ts";
 
-// One statement whatever the batch size: eight arrays, so the plan is prepared once and reused.
+// The batch as a relation: eight arrays whatever its size, so each plan is prepared once.
+const BATCH = `unnest(
+      $1::text[], $2::timestamptz[], $3::timestamptz[], $4::bigint[], $5::text[], $6::bigint[], $7::float8[], $8::float8[]
+    )`;
+const COLUMNS = "v, r, rc, rd, p, t, lat, lon";
+
 const INSERT_BATCH = {
   name: "geo_insert_positions",
   text: `
     insert into vehicle_positions
       (vehicle_external_id, recorded_at, received_at, round_id, provider, tracker_id, latitude, longitude)
     select v, r, rc, rd, p, t, lat, lon
-    from unnest(
-      $1::text[], $2::timestamptz[], $3::timestamptz[], $4::bigint[], $5::text[], $6::bigint[], $7::float8[], $8::float8[]
-    ) as batch (v, r, rc, rd, p, t, lat, lon)
+    from ${BATCH} as batch (${COLUMNS})
     on conflict do nothing`,
+};
+
+// A stored position is the same position when it has the same place: provider and tracker_id
+// are not compared (the provider is checked against the fleet; tracker_id is for debugging).
+const FIND_STORED = {
+  name: "geo_find_stored_positions",
+  text: `
+    select batch.i::int4 as i
+    from ${BATCH} with ordinality as batch (${COLUMNS}, i)
+    join vehicle_positions s on s.vehicle_external_id = batch.v and s.recorded_at = batch.r
+    where s.latitude = batch.lat and s.longitude = batch.lon`,
 };
 
 /** Element types of the arrays, as PostgreSQL's binary array format names them (pg_type oids). */
@@ -70,9 +84,9 @@ class BinaryArray {
     this.offset += 12;
   }
 
-  /** A Unix time in milliseconds as a timestamptz. */
+  /** A Unix time in milliseconds (a fraction carries microseconds) as a timestamptz. */
   timestamptz(ms: number) {
-    this.int8((ms - PG_EPOCH_MS) * 1000);
+    this.int8(Math.round((ms - PG_EPOCH_MS) * 1000));
   }
 
   /** Text: the capacity must allow 3 bytes of UTF-8 per UTF-16 code unit. */
@@ -99,12 +113,8 @@ class BinaryArray {
   }
 }
 
-/**
- * Inserts a batch in one autocommit statement (committed, hence durable, when it returns);
- * duplicates of stored positions are skipped. Returns how many rows were new. The eight
- * arrays are built in binary, in one pass over the rows.
- */
-export async function insertPositions(pool: Database<unknown>["pool"], rows: PositionRow[]): Promise<number> {
+/** The batch's eight columns as binary arrays, built in one pass over the rows. */
+function batchValues(rows: PositionRow[]): Buffer[] {
   const count = rows.length;
   let vehicleChars = 0;
   let providerChars = 0;
@@ -133,11 +143,30 @@ export async function insertPositions(pool: Database<unknown>["pool"], rows: Pos
     latitudes.float8(row.latitude);
     longitudes.float8(row.longitude);
   }
-  const values = [vehicles, recorded, received, rounds, providers, trackers, latitudes, longitudes].map((array) =>
+  return [vehicles, recorded, received, rounds, providers, trackers, latitudes, longitudes].map((array) =>
     array.finish(),
   );
-  const result = await pool.query({ ...INSERT_BATCH, values });
+}
+
+/**
+ * Inserts a batch in one autocommit statement (committed, hence durable, when it returns);
+ * rows whose vehicle and time are already stored are skipped. Returns how many rows were new.
+ */
+export async function insertPositions(pool: Database<unknown>["pool"], rows: PositionRow[]): Promise<number> {
+  const result = await pool.query({ ...INSERT_BATCH, values: batchValues(rows) });
   return result.rowCount ?? 0;
+}
+
+/**
+ * Which rows of a batch the table holds as they are (same vehicle, time and place): for each
+ * row, true when it is stored, false when its vehicle and time hold another place or nothing.
+ * Read after the insert committed, so rows committed by concurrent batches are seen too.
+ */
+export async function findStoredPositions(pool: Database<unknown>["pool"], rows: PositionRow[]): Promise<boolean[]> {
+  const result = await pool.query<{ i: number }>({ ...FIND_STORED, values: batchValues(rows) });
+  const stored = new Array<boolean>(rows.length).fill(false);
+  for (const { i } of result.rows) stored[i - 1] = true;
+  return stored;
 }
 
 export interface TrackPage {

@@ -20,8 +20,11 @@ export interface DB {
 /** A position accepted by the hot path, waiting for its batch. */
 export interface PositionRow {
   vehicleExternalId: string;
+  /** Milliseconds since the epoch; a server stamp moved off a collision carries microseconds. */
   recordedMs: number;
   receivedMs: number;
+  /** The body had no timestamp: recordedMs is the time of the call, ours to move if it collides. */
+  serverStamped: boolean;
   roundId: number;
   provider: string;
   trackerId: number | null;
