@@ -98,8 +98,8 @@ describe("the per-vehicle budget", () => {
     const ok = statuses.filter((s) => s === 200).length;
     assert.ok(statuses.length >= 200, `${statuses.length} requests sent`);
     assert.deepEqual(new Set(statuses), new Set([200, 429]));
-    // One per second (each may come a quarter of a second early): 3 in about 2.5 s, not hundreds.
-    const most = 1 + Math.floor(elapsedS + 0.25);
+    // One per second (each may come half a second early): 3 or 4 in about 2.5 s, not hundreds.
+    const most = 1 + Math.floor(elapsedS + 0.5);
     assert.ok(ok >= 2 && ok <= most, `${ok} answered 200 in ${elapsedS.toFixed(2)} s`);
     // And every one of them is stored.
     assert.equal((await h.positions("VAN-MANY")).length, ok);

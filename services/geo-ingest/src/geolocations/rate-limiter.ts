@@ -9,7 +9,7 @@
  */
 
 /** How early a request may come against its vehicle's schedule, as a share of the interval. */
-export const JITTER_SHARE = 0.25;
+export const JITTER_SHARE = 0.5;
 
 /** An allowed request's slot: `due` is when the vehicle's next request is due, `previous` what it was. */
 export interface Slot {
@@ -30,10 +30,10 @@ export interface RateLimiter {
 /**
  * A schedule per vehicle (the generic cell rate algorithm): each allowed request moves the
  * vehicle's next due time one interval past the later of its previous due time and now, and a
- * request is allowed from a quarter of an interval before it is due. A tracker sending once a
- * second by its own clock is thus never refused for network or queueing jitter (a request that
- * arrives 980 ms after the previous one because that one was delayed), while over any stretch of
- * time the vehicle is allowed no more than one request per interval, plus that quarter.
+ * request is allowed from half an interval before it is due. A tracker sending once a second by
+ * its own clock is thus not refused for network or queueing jitter of up to half a second (a
+ * request that arrives 700 ms after the previous one because that one was delayed), while over
+ * any stretch of time the vehicle is allowed no more than one request per interval, plus one.
  *
  * Vehicles are remembered in two generations: `recent` holds the requests allowed since the last
  * turn, `older` those of the turn before. A turn happens once `intervalMs` have passed since the
