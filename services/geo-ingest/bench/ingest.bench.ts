@@ -18,7 +18,8 @@
  * After the run, rows are counted: every position answered 200 must be in the table.
  * Last line: `ratio: <geo-ingest/bare> lost: <n>`.
  *
- * BENCH_CONNECTIONS (128), BENCH_ROUNDS (4), BENCH_ROUND_MS (2500) and BENCH_VARIANTS
+ * BENCH_CONNECTIONS (128), BENCH_ROUNDS (4), BENCH_ROUND_MS (2500), BENCH_VEHICLES (100,000;
+ * fewer than the requests per second makes geo-ingest refuse some with 429) and BENCH_VARIANTS
  * (bare,raw,kit,geo,naive) change the run; GEO_* variables change geo-ingest's configuration.
  */
 import { createDatabase } from "@dos/service-kit";
@@ -35,7 +36,7 @@ import {
 import { type LoadResult, type LoadRound, mergeRounds } from "./load-generator.ts";
 
 // More vehicles than requests per second, so that each keeps to the spec's one per second.
-const VEHICLES = 100_000;
+const VEHICLES = Number(process.env.BENCH_VEHICLES ?? 100_000);
 const PROVIDER = "bench-trackers";
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 128);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);

@@ -131,8 +131,8 @@ export function createPositionWriter(
         batch.map((item) => item.row),
       );
     } catch (error) {
-      // The new rows are committed; the 503 makes their trackers retry, and a retry of a stored
-      // position is answered 200.
+      // The new rows are committed but answered 503: a tracker's retry of a timestamped position
+      // is then answered 200 without a second row (one without a timestamp is stamped anew).
       fail(batch, error);
       return;
     }
