@@ -40,6 +40,9 @@ export function deliveryEventPartition(accountId: number): number {
 /** How long DELIVERY_EVENTS keeps an event: the reach of a webhook replay. */
 export const DELIVERY_EVENTS_RETENTION_DAYS = 30;
 
+/** The longest rate-limit window an account may be given (operator override, delivery-api config). */
+export const RATE_LIMIT_MAX_WINDOW_SECONDS = 3600;
+
 const NAMESPACE_PATTERN = /^[a-z0-9_]*$/;
 
 /** Builds every NATS name for one namespace (empty in production). */
@@ -126,6 +129,12 @@ export function natsNames(namespace = "") {
        * pricing, watched by delivery-api, which prices from it only while NATS is down.
        */
       tariffs: upper("TARIFFS"),
+      /**
+       * Account → the theoretical arrival time of its client API rate limit (GCRA, key
+       * `rateLimitKey(accountId)`, value: milliseconds since the epoch as decimal text). Owned by
+       * delivery-api: every replica writes it with compare-and-set and watches it.
+       */
+      rateLimits: upper("RATE_LIMITS"),
     },
   } as const;
 }
@@ -145,6 +154,11 @@ export function fleetKey(vehicleExternalId: string): string {
 
 /** The key of an account's tariff versions in the TARIFFS bucket. */
 export function tariffsKey(accountId: number): string {
+  return `account.${accountId}`;
+}
+
+/** The key of an account's rate-limit state in the RATE_LIMITS bucket. */
+export function rateLimitKey(accountId: number): string {
   return `account.${accountId}`;
 }
 

@@ -4,7 +4,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { natsNames } from "./names.ts";
-import { ensureTopology, streamConfigs } from "./topology.ts";
+import { ensureTopology, RATE_LIMIT_STATE_TTL_MS, streamConfigs } from "./topology.ts";
 
 const natsUrl = process.env.NATS_URL ?? "nats://127.0.0.1:4222";
 const namespace = `t${Math.random().toString(16).slice(2, 10)}`;
@@ -21,6 +21,7 @@ after(async () => {
     names.streams.vehiclePositions,
     `KV_${names.buckets.fleet}`,
     `KV_${names.buckets.tariffs}`,
+    `KV_${names.buckets.rateLimits}`,
   ]) {
     await jsm.streams.delete(stream).catch(() => {});
   }
@@ -37,6 +38,7 @@ test("ensureTopology creates the streams and buckets once, then finds them uncha
       names.streams.vehiclePositions,
       `KV_${names.buckets.fleet}`,
       `KV_${names.buckets.tariffs}`,
+      `KV_${names.buckets.rateLimits}`,
     ].sort(),
   );
   const jsm = await jetstreamManager(nc);
@@ -45,7 +47,10 @@ test("ensureTopology creates the streams and buckets once, then finds them uncha
   const second = await ensureTopology(nc, { namespace });
   assert.deepEqual(second.created, []);
   assert.deepEqual(second.updated, []);
-  assert.equal(second.unchanged.length, 4);
+  assert.equal(second.unchanged.length, 5);
+  const rateLimits = await jsm.streams.info(`KV_${names.buckets.rateLimits}`);
+  assert.equal(rateLimits.config.storage, "memory", "rate-limit state is kept in memory");
+  assert.equal(rateLimits.config.max_age, RATE_LIMIT_STATE_TTL_MS * 1_000_000, "old state expires");
   const afterInfo = await jsm.streams.info(names.streams.deliveryEvents);
   assert.deepEqual(afterInfo.config, before.config);
   assert.equal(afterInfo.created, before.created, "the stream was not re-created");

@@ -12,7 +12,7 @@ import {
 } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { type NatsConnection, nanos } from "@nats-io/nats-core";
-import { DELIVERY_EVENTS_RETENTION_DAYS, natsNames } from "./names.ts";
+import { DELIVERY_EVENTS_RETENTION_DAYS, natsNames, RATE_LIMIT_MAX_WINDOW_SECONDS } from "./names.ts";
 
 export interface TopologyOptions {
   /** Prefix of every name (see names.ts); empty in production. */
@@ -62,8 +62,25 @@ export function bucketConfigs(options: TopologyOptions = {}) {
   return [
     { name: names.buckets.fleet, history: 1, replicas },
     { name: names.buckets.tariffs, history: 1, replicas },
+    // Rate-limit state is worth a few seconds: in memory (a NATS restart gives every account a
+    // full quota back), and a key not written for RATE_LIMIT_STATE_TTL_MS is gone, which NATS 2.9
+    // can only do bucket-wide. Its value was in the past long before that, so nothing is lost.
+    {
+      name: names.buckets.rateLimits,
+      history: 1,
+      replicas,
+      storage: StorageType.Memory,
+      ttl: RATE_LIMIT_STATE_TTL_MS,
+    },
   ];
 }
+
+/**
+ * How long an account's rate-limit state outlives its last write: more than the longest
+ * window an account may be given (RATE_LIMIT_MAX_WINDOW_SECONDS), so only state that no longer
+ * limits anything expires.
+ */
+export const RATE_LIMIT_STATE_TTL_MS = 2 * RATE_LIMIT_MAX_WINDOW_SECONDS * 1000;
 
 /** The fields we own on an existing stream; the others (storage, retention) cannot change. */
 const MUTABLE_FIELDS = [
@@ -91,7 +108,7 @@ export async function ensureTopology(nc: NatsConnection, options: TopologyOption
   const kvm = new Kvm(nc);
   for (const bucket of bucketConfigs(options)) {
     const existed = await streamExists(jsm, `KV_${bucket.name}`);
-    await kvm.create(bucket.name, { history: bucket.history, replicas: bucket.replicas });
+    await kvm.create(bucket.name, bucket);
     (existed ? result.unchanged : result.created).push(`KV_${bucket.name}`);
   }
   return result;

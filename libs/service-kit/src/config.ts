@@ -31,6 +31,14 @@ export const commonConfig = {
     { default: "info", description: "pino log level." },
   ),
   HOST: Type.String({ default: "0.0.0.0", description: "Address the HTTP server binds." }),
+  TRUSTED_PROXIES: Type.Array(
+    Type.String({ pattern: "^(loopback|linklocal|uniquelocal|[0-9A-Fa-f.:]+(/[0-9]{1,3})?)$" }),
+    {
+      default: [],
+      description:
+        "Comma-separated addresses or CIDRs (or loopback, linklocal, uniquelocal) of the proxies whose X-Forwarded-For names the client; empty: the TCP peer is the client.",
+    },
+  ),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({
     default: 10_000,
     minimum: 100,

@@ -50,6 +50,11 @@ export interface HttpAppOptions {
    * secrets (a tracking token, an unguessable media id) hides them here. As received by default.
    */
   loggedUrl?: (url: string) => string;
+  /**
+   * The proxies (addresses, CIDRs) trusted to name the client in X-Forwarded-For, which
+   * `request.ip` then is; none: the TCP peer. Per-address limits key on `request.ip`.
+   */
+  trustedProxies?: readonly string[];
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -99,6 +104,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
     childLoggerFactory: lazyChildLoggerFactory,
     bodyLimit,
     ...serverTimeoutOptions(options.timeouts),
+    trustProxy: options.trustedProxies?.length ? [...options.trustedProxies] : false,
     genReqId: (request) => {
       const given = request.headers["x-request-id"];
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();

@@ -29,6 +29,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
     lifecycle: deps.lifecycle,
     timeouts: deps.config,
     bodyLimit: 16 * 1024,
+    trustedProxies: deps.config.TRUSTED_PROXIES,
     checks: { postgres: deps.database.check, nats: deps.nats.check, fleet: fleet.check },
   });
   const metrics = createGeoMetrics(appMetrics);

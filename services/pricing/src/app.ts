@@ -19,6 +19,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     logger,
     lifecycle: deps.lifecycle,
     timeouts: deps.config,
+    trustedProxies: deps.config.TRUSTED_PROXIES,
     checks: {
       postgres: deps.database.check,
       nats: nats.check,
