@@ -7,7 +7,9 @@ import { SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, bearerAuthHook, createHttpApp, type ServiceDeps } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import { createAuthCache } from "./auth/auth-cache.ts";
+import { createAuthGuard } from "./auth/auth-guard.ts";
 import { clientAuthHook } from "./auth/client-auth.ts";
+import { createTrustedTokens } from "./auth/trusted-tokens.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { createDeliveriesFeature } from "./deliveries/deliveries.feature.ts";
@@ -17,6 +19,8 @@ import { openApiPlugin } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
 import { createTariffReplica } from "./pricing/tariff-replica.ts";
+import { createAccountLimiter } from "./rate-limits/account-limiter.ts";
+import { accountRateLimitHook } from "./rate-limits/rate-limit.hook.ts";
 import { urlWithoutSecrets } from "./tracking/tracking.routes.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
@@ -34,9 +38,32 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     // The operator API answers only on API_OPS_PORT, which no public route reaches.
     internalPrefix: "/ops",
     loggedUrl: urlWithoutSecrets,
+    trustedProxies: config.TRUSTED_PROXIES,
   });
 
   const authCache = createAuthCache(config.API_AUTH_CACHE_MS);
+  const authGuard = createAuthGuard({
+    quota: config.API_AUTH_FAILURE_QUOTA,
+    windowSeconds: config.API_AUTH_FAILURE_WINDOW_SECONDS,
+  });
+  // Holders of active tokens are never held back by others' failures (auth-guard.ts).
+  const trustedTokens = createTrustedTokens({
+    db,
+    guard: authGuard,
+    intervalMs: config.API_TRUSTED_TOKENS_REFRESH_MS,
+    logger: deps.logger.child({ component: "trusted-tokens" }),
+  });
+  const tokenLookups = metrics.counter(
+    "api_token_lookups_total",
+    "Client API tokens looked up in PostgreSQL (a cache miss; refused floods never get here).",
+  );
+  const rateLimited = metrics.counter("api_rate_limited_total", "Client API requests refused with 429.", ["limit"]);
+  const accountLimiter = createAccountLimiter({
+    nc: deps.nats.nc,
+    namespace: config.NATS_NAMESPACE,
+    logger: deps.logger.child({ component: "rate-limits" }),
+    timeoutMs: config.API_RATE_LIMIT_TIMEOUT_MS,
+  });
   await app.register(v1RetiredRoutes);
   // What creates are priced from while NATS is down (docs/spec-decisions.md).
   const tariffReplica = createTariffReplica({
@@ -69,7 +96,26 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   // Client API: authenticated before the body is even parsed, so a stranger learns nothing.
   await app.register(
     async (client) => {
-      client.addHook("onRequest", clientAuthHook(db, authCache));
+      client.addHook(
+        "onRequest",
+        clientAuthHook({
+          db,
+          cache: authCache,
+          guard: authGuard,
+          onLookup: () => tokenLookups.inc(),
+          onRefusal: () => rateLimited.inc({ limit: "failed_auth" }),
+        }),
+      );
+      if (config.API_RATE_LIMIT_ENABLED) {
+        const defaultPolicy = {
+          quota: config.API_RATE_LIMIT_QUOTA,
+          windowSeconds: config.API_RATE_LIMIT_WINDOW_SECONDS,
+        };
+        client.addHook(
+          "onRequest",
+          accountRateLimitHook(accountLimiter, defaultPolicy, () => rateLimited.inc({ limit: "account" })),
+        );
+      }
       await client.register(packageTypesRoutes, { db });
       await client.register(deliveries.clientRoutes);
       await client.register(webhooksRoutes, { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE });
@@ -111,6 +157,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     internalPort: config.API_OPS_PORT,
     start: async () => {
       tariffReplica.start();
+      if (config.API_RATE_LIMIT_ENABLED) accountLimiter.start();
+      await trustedTokens.start();
       await deliveries.relay.start();
       dispatch.start();
       housekeeping.start();
@@ -120,6 +168,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       await dispatch.stop();
       await deliveries.relay.stop();
       await tariffReplica.stop();
+      await accountLimiter.stop();
+      await trustedTokens.stop();
     },
   };
 }

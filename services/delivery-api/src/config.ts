@@ -1,6 +1,8 @@
 /** delivery-api's configuration, validated at boot (see the README's configuration table). */
+import { RATE_LIMIT_MAX_WINDOW_SECONDS } from "@dos/contracts";
 import { commonConfig } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
+import { RATE_LIMIT_MAX_QUOTA } from "./accounts/accounts.schemas.ts";
 
 /** Prefix of the variables only delivery-api reads; an unknown one stops the boot. */
 export const CONFIG_PREFIX = "API_";
@@ -44,6 +46,47 @@ export const configSchema = Type.Object({
     minimum: 0,
     description:
       "How long a successful client login is remembered; a token revoked on another replica works here until then (0: never remembered).",
+  }),
+  API_RATE_LIMIT_ENABLED: Type.Boolean({
+    default: true,
+    description:
+      "Whether the client API limits each account (false only behind a gateway that already does); failed authentications are limited either way.",
+  }),
+  API_RATE_LIMIT_QUOTA: Type.Integer({
+    default: 100,
+    minimum: 1,
+    maximum: RATE_LIMIT_MAX_QUOTA,
+    description:
+      "Client API requests an account may send per API_RATE_LIMIT_WINDOW_SECONDS, unless an operator set its own.",
+  }),
+  API_RATE_LIMIT_WINDOW_SECONDS: Type.Integer({
+    default: 5,
+    minimum: 1,
+    maximum: RATE_LIMIT_MAX_WINDOW_SECONDS,
+    description: "The window of API_RATE_LIMIT_QUOTA; the quota refills evenly over it.",
+  }),
+  API_RATE_LIMIT_TIMEOUT_MS: Type.Integer({
+    default: 250,
+    minimum: 10,
+    description: "Longest wait for the shared rate-limit state in NATS before a replica decides alone.",
+  }),
+  API_AUTH_FAILURE_QUOTA: Type.Integer({
+    default: 30,
+    minimum: 1,
+    description:
+      "Failed authentications a client address (or an e-mail) may make per API_AUTH_FAILURE_WINDOW_SECONDS before it gets 429 without a lookup; per replica.",
+  }),
+  API_AUTH_FAILURE_WINDOW_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: RATE_LIMIT_MAX_WINDOW_SECONDS,
+    description: "The window of API_AUTH_FAILURE_QUOTA.",
+  }),
+  API_TRUSTED_TOKENS_REFRESH_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    description:
+      "How often tokens created since are read, so that their holders skip the failed-authentication budgets before first use.",
   }),
   API_OUTBOX_POLL_MS: Type.Integer({
     default: 200,

@@ -79,6 +79,34 @@ export async function startTestApi(
   };
 }
 
+/**
+ * A second replica of `api`: another app, pool and NATS connection on the same database and
+ * NATS namespace, started (its background work runs); close() leaves the database to `api`.
+ */
+export async function startReplica(api: TestApi): Promise<Pick<TestApi, "app" | "close">> {
+  const { config } = api;
+  const logger = createLogger("delivery-api-replica", config.LOG_LEVEL);
+  const database = createDatabase({
+    url: config.DATABASE_URL,
+    schema: SCHEMA,
+    applicationName: "delivery-api-replica",
+    poolSize: config.DATABASE_POOL_SIZE,
+  });
+  const nats = await connectNats(config.NATS_URL, "delivery-api-replica", logger);
+  const built = await buildApp({ config, logger, lifecycle: createLifecycle(logger), database, nats });
+  await built.app.ready();
+  await built.start?.();
+  return {
+    app: built.app,
+    async close() {
+      await built.app.close();
+      await built.stop?.();
+      await nats.drain();
+      await database.close();
+    },
+  };
+}
+
 export interface TestAccount {
   accountId: number;
   email: string;

@@ -64,6 +64,7 @@ describe("operator API: accounts, users and API tokens", () => {
             recipient_phone_optional: false,
             phone_default_region: "FR",
           },
+          rate_limit: null,
           created_at: undefined,
         },
       );

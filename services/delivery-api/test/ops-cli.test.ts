@@ -89,6 +89,17 @@ describe("operator CLI (npm run ops)", () => {
     const { token } = tokenRun.json();
     const headers = { "x-user-email": "cli@shop.example", "x-user-token": token };
     assert.equal((await api.app.inject({ method: "GET", url: "/api/v2/package_types", headers })).statusCode, 200);
+    const limited = (await ok(["accounts", "rate-limit", "--account", a, "--quota", "600", "--window", "60"])).json();
+    assert.deepEqual(limited.rate_limit, { quota: 600, window_seconds: 60 });
+    const limitedAnswer = await api.app.inject({ method: "GET", url: "/api/v2/package_types", headers });
+    assert.equal(limitedAnswer.headers["ratelimit-policy"], `"account";q=600;w=60`);
+    const tooLong = await ops(["accounts", "rate-limit", "--account", a, "--quota", "600", "--window", "7200"]);
+    assert.notEqual(tooLong.code, 0);
+    assert.match(tooLong.stderr, /rate_limit\.window_seconds must be at most 3600/);
+    const half = await ops(["accounts", "rate-limit", "--account", a, "--quota", "600"]);
+    assert.equal(half.code, 2);
+    assert.match(half.stderr, /give both --quota and --window, or --default/);
+    assert.equal((await ok(["accounts", "rate-limit", "--account", a, "--default"])).json().rate_limit, null);
     const listed = (await ok(["tokens", "list", "--account", a, "--user", String(user.id)])).json();
     assert.equal(listed[0].hint, token.slice(0, 4));
     assert.ok(!tokenRun.stdout.includes("token_sha256") && !JSON.stringify(listed).includes(token));
@@ -218,7 +229,7 @@ describe("operator CLI (npm run ops)", () => {
       [["zones", "add", "--account", "1"], /give at least one zone/],
       [
         ["accounts", "delete"],
-        /'accounts' needs one of: list, get, create, update \(got 'delete'\)\nrun `npm run ops -- help` for usage\n$/,
+        /'accounts' needs one of: list, get, create, update, rate-limit \(got 'delete'\)\nrun `npm run ops -- help` for usage\n$/,
       ],
       [["drones", "list"], /unknown command 'drones'\nrun `npm run ops -- help` for usage\n$/],
       [

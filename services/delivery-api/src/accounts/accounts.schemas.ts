@@ -1,7 +1,10 @@
 /** Bodies of the operator API for accounts, users and API tokens (TypeBox, checked at the edge). */
-import { LIMITS, ShortText } from "@dos/contracts";
+import { LIMITS, RATE_LIMIT_MAX_WINDOW_SECONDS, ShortText } from "@dos/contracts";
 import { type Static, Type } from "@sinclair/typebox";
 import { OPS_LIMITS } from "../ops/ops-input.ts";
+
+/** The largest quota an override may give (the column's check says the same). */
+export const RATE_LIMIT_MAX_QUOTA = 1_000_000;
 
 export const ENVIRONMENTS = ["production", "test"] as const;
 const Environment = Type.Union(ENVIRONMENTS.map((e) => Type.Literal(e)));
@@ -18,11 +21,28 @@ export const AccountSettingsInput = Type.Object(
 );
 export type AccountSettingsInput = Static<typeof AccountSettingsInput>;
 
+/**
+ * The operator's override of the account's client API limit: `quota` requests per
+ * `window_seconds` (the RateLimit-Policy header's q and w); null restores the default.
+ */
+export const RateLimitInput = Type.Union([
+  Type.Object(
+    {
+      quota: Type.Integer({ minimum: 1, maximum: RATE_LIMIT_MAX_QUOTA }),
+      window_seconds: Type.Integer({ minimum: 1, maximum: RATE_LIMIT_MAX_WINDOW_SECONDS }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
+export type RateLimitInput = Static<typeof RateLimitInput>;
+
 export const CreateAccountBody = Type.Object(
   {
     company_name: ShortText(),
     environment: Type.Optional(Environment),
     settings: Type.Optional(AccountSettingsInput),
+    rate_limit: Type.Optional(RateLimitInput),
   },
   { additionalProperties: false },
 );
@@ -33,6 +53,7 @@ export const UpdateAccountBody = Type.Object(
     company_name: Type.Optional(ShortText()),
     environment: Type.Optional(Environment),
     settings: Type.Optional(AccountSettingsInput),
+    rate_limit: Type.Optional(RateLimitInput),
   },
   { additionalProperties: false },
 );

@@ -16,6 +16,7 @@ import type {
   AccountSettingsInput,
   CreateAccountBody,
   ListAccountsQuery,
+  RateLimitInput,
   UpdateAccountBody,
 } from "./accounts.schemas.ts";
 import type { AccountsTable } from "./accounts.table.ts";
@@ -35,6 +36,11 @@ export function accountView(row: AccountRow) {
       recipient_phone_optional: row.recipient_phone_optional,
       phone_default_region: row.phone_default_region,
     },
+    // null: the service default applies (the client API's RateLimit-Policy header shows it).
+    rate_limit:
+      row.rate_limit_quota === null || row.rate_limit_window_seconds === null
+        ? null
+        : { quota: row.rate_limit_quota, window_seconds: row.rate_limit_window_seconds },
     created_at: formatTimestamp(row.created_at),
   };
 }
@@ -44,6 +50,7 @@ export async function createAccount(db: Kysely<DB>, body: CreateAccountBody) {
     company_name: requiredText(body.company_name, "company_name"),
     environment: body.environment,
     ...settingsColumns(body.settings),
+    ...rateLimitColumns(body.rate_limit),
   });
   return accountView(row);
 }
@@ -81,11 +88,23 @@ export async function updateAccount(db: Kysely<DB>, accountId: number, body: Upd
         `environment cannot be changed from ${current.environment} to ${body.environment}; create another account`,
       );
     }
-    const values: Updateable<AccountsTable> = { ...settingsColumns(body.settings) };
+    const values: Updateable<AccountsTable> = {
+      ...settingsColumns(body.settings),
+      ...rateLimitColumns(body.rate_limit),
+    };
     if (body.company_name !== undefined) values.company_name = requiredText(body.company_name, "company_name");
     if (Object.values(values).every((value) => value === undefined)) return accountView(current);
     return accountView(await updateAccountRow(trx, accountId, values));
   });
+}
+
+/** The rate-limit columns: both set, both null (the default), or both left as they are. */
+function rateLimitColumns(rateLimit: RateLimitInput | undefined) {
+  if (rateLimit === undefined) return {};
+  return {
+    rate_limit_quota: rateLimit?.quota ?? null,
+    rate_limit_window_seconds: rateLimit?.window_seconds ?? null,
+  };
 }
 
 /** The settings columns given; Kysely leaves undefined values out of inserts and updates. */

@@ -11,6 +11,9 @@ export interface AccountsTable {
   default_task_duration_minutes: ColumnType<number, number | undefined>;
   recipient_phone_optional: ColumnType<boolean, boolean | undefined>;
   phone_default_region: ColumnType<string, string | undefined>;
+  /** The operator's override of the client API limit; both null: the default. */
+  rate_limit_quota: ColumnType<number | null, number | null | undefined>;
+  rate_limit_window_seconds: ColumnType<number | null, number | null | undefined>;
   created_at: CreatedAt;
 }
 

@@ -20,6 +20,20 @@ export function findActiveTokenByHash(db: Db, tokenSha256: Buffer, email: string
       "accounts.default_task_duration_minutes",
       "accounts.recipient_phone_optional",
       "accounts.phone_default_region",
+      "accounts.rate_limit_quota",
+      "accounts.rate_limit_window_seconds",
     ])
     .executeTakeFirst();
+}
+
+/** Active tokens created after `afterId` (at most `limit`, oldest first): their ids and hashes. */
+export function listActiveTokensAfter(db: Db, afterId: number, limit: number) {
+  return db
+    .selectFrom("api_tokens")
+    .select(["id", "token_sha256"])
+    .where("id", ">", afterId)
+    .where("revoked_at", "is", null)
+    .orderBy("id")
+    .limit(limit)
+    .execute();
 }

@@ -2,13 +2,18 @@
  * Authentication of the client API: `X-User-Email` + `X-User-Token` on every /api/v2 route.
  * Tokens are stored as SHA-256 and compared in constant time; a missing or wrong pair is a 401
  * in the error shape, and the token never reaches a log (the logger redacts the header).
+ * Failures are budgeted per client address and e-mail (auth-guard.ts): past the budget, a
+ * 429 before any database lookup.
  */
 import { hash, timingSafeEqual } from "node:crypto";
 import { unauthorized } from "@dos/service-kit";
-import type { FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../db/database.ts";
+import type { RatePolicy } from "../rate-limits/gcra.ts";
+import { POLICY_NAMES, setRateLimitHeaders, tooManyRequests } from "../rate-limits/rate-limit-headers.ts";
 import { findActiveTokenByHash } from "./auth.repository.ts";
 import type { AuthCache, CachedLogin } from "./auth-cache.ts";
+import type { AuthGuard, Refusal } from "./auth-guard.ts";
 
 /** The caller's account, as every /api/v2 handler sees it. */
 export interface ClientAccount {
@@ -21,6 +26,8 @@ export interface ClientAccount {
   defaultTaskDurationMinutes: number;
   recipientPhoneOptional: boolean;
   phoneDefaultRegion: string;
+  /** The operator's override of the client API limit; null: the default. */
+  rateLimit: RatePolicy | null;
 }
 
 declare module "fastify" {
@@ -35,29 +42,73 @@ export function hashToken(token: string): Buffer {
   return hash("sha256", token, "buffer");
 }
 
-/** An onRequest hook that authenticates the caller or answers 401. */
-export function clientAuthHook(db: Db, cache: AuthCache) {
-  return async (request: FastifyRequest) => {
+export interface ClientAuthDeps {
+  db: Db;
+  cache: AuthCache;
+  guard: AuthGuard;
+  /** Called before each token lookup in the database (a metric). */
+  onLookup?: () => void;
+  /** Called at each 429 past a failure budget (a metric). */
+  onRefusal?: () => void;
+}
+
+/** An onRequest hook that authenticates the caller, or answers 401 (429 past the failure budget). */
+export function clientAuthHook({ db, cache, guard, onLookup, onRefusal }: ClientAuthDeps) {
+  const refused = (reply: FastifyReply, refusal: Refusal) => {
+    onRefusal?.();
+    return refusedAnswer(reply, refusal);
+  };
+  return async (request: FastifyRequest, reply: FastifyReply) => {
     const email = request.headers["x-user-email"];
     const token = request.headers["x-user-token"];
     if (typeof email !== "string" || typeof token !== "string" || email === "" || token === "") {
-      throw unauthorized("X-User-Email and X-User-Token headers are required");
+      throw refuse(reply, request.ip, undefined, undefined, "X-User-Email and X-User-Token headers are required");
     }
-    if (email.length > 254 || token.length > 256) throw unauthorized("X-User-Email or X-User-Token is invalid");
+    if (email.length > 254 || token.length > 256) {
+      throw refuse(reply, request.ip, undefined, undefined, "X-User-Email or X-User-Token is invalid");
+    }
     const presented = hashToken(token);
     const emailLower = email.toLowerCase();
     let login = cache.get(presented);
     if (!login) {
+      const refusal = guard.refusal(request.ip, presented, emailLower);
+      if (refusal) throw refused(reply, refusal);
       // Only a fresh lookup is cached: a hit never extends its entry's life.
+      onLookup?.();
       login = await lookUp(db, presented, emailLower);
-      if (login) cache.set(login);
+      if (login) {
+        cache.set(login);
+        guard.verified(presented);
+      }
     }
     // The lookup is by hash; the constant-time comparison guards against any index-level shortcut.
     if (!login || login.emailLower !== emailLower || !timingSafeEqual(login.tokenSha256, presented)) {
-      throw unauthorized("X-User-Email or X-User-Token is invalid");
+      throw refuse(reply, request.ip, presented, emailLower, "X-User-Email or X-User-Token is invalid");
     }
     request.account = login.account;
   };
+
+  /** A failed authentication: 401 with the address's failure budget, or 429 once it is spent. */
+  function refuse(
+    reply: FastifyReply,
+    address: string,
+    presented: Buffer | undefined,
+    emailLower: string | undefined,
+    message: string,
+  ) {
+    if (presented) guard.distrust(presented);
+    const already = guard.refusal(address, undefined, emailLower);
+    if (already) return refused(reply, already);
+    const after = guard.failed(address, emailLower);
+    setRateLimitHeaders(reply, after.policyName, after.limiter.policy, after.decision);
+    return unauthorized(message);
+  }
+}
+
+function refusedAnswer(reply: FastifyReply, refusal: Refusal) {
+  setRateLimitHeaders(reply, refusal.policyName, refusal.limiter.policy, refusal.decision);
+  const whose = refusal.policyName === POLICY_NAMES.failuresPerEmail ? "for this e-mail" : "from this address";
+  return tooManyRequests(`too many failed authentications ${whose}`, refusal.decision);
 }
 
 async function lookUp(db: Db, presented: Buffer, emailLower: string): Promise<CachedLogin | undefined> {
@@ -76,6 +127,10 @@ async function lookUp(db: Db, presented: Buffer, emailLower: string): Promise<Ca
       defaultTaskDurationMinutes: found.default_task_duration_minutes,
       recipientPhoneOptional: found.recipient_phone_optional,
       phoneDefaultRegion: found.phone_default_region,
+      rateLimit:
+        found.rate_limit_quota === null || found.rate_limit_window_seconds === null
+          ? null
+          : { quota: found.rate_limit_quota, windowSeconds: found.rate_limit_window_seconds },
     },
   };
 }

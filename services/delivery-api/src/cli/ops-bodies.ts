@@ -64,3 +64,17 @@ export function rawRequest(args: ParsedArgs): { method: Method; path: string; bo
   return { method: upper, path, body: jsonBody(args, false) };
 }
 export const RAW_REQUEST_FLAGS = jsonBodyFlags;
+
+/** `accounts rate-limit`: both --quota and --window, or --default alone. */
+export function rateLimitBody(args: ParsedArgs): unknown {
+  const { quota, window } = args.flags;
+  if (args.flags.default === true) {
+    if (quota !== undefined || window !== undefined)
+      throw new UsageError("--default takes neither --quota nor --window");
+    return { rate_limit: null };
+  }
+  if (quota === undefined || window === undefined) {
+    throw new UsageError("give both --quota and --window, or --default");
+  }
+  return { rate_limit: { quota, window_seconds: window } };
+}

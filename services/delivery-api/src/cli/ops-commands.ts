@@ -6,7 +6,7 @@
 import { FRAGILITIES, TEMPERATURES } from "@dos/contracts";
 import { type FlagSpec, type ParsedArgs, UsageError } from "./cli-args.ts";
 import { DISPATCH_COMMANDS } from "./dispatch-commands.ts";
-import { jsonBody, jsonBodyFlags, zonesFromPositionals } from "./ops-bodies.ts";
+import { jsonBody, jsonBodyFlags, rateLimitBody, zonesFromPositionals } from "./ops-bodies.ts";
 
 export type Method = "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
 
@@ -111,6 +111,18 @@ export const COMMANDS: Record<string, CommandSpec> = {
     method: "PATCH",
     path: "/accounts/{account}",
     flags: { account, company: { type: "string", field: "company_name", help: "company name" }, ...settingsFlags },
+  },
+  "accounts rate-limit": {
+    summary: "set the account's client API limit (quota requests per window), or --default to restore the default",
+    method: "PATCH",
+    path: "/accounts/{account}",
+    flags: {
+      account,
+      quota: { type: "integer", help: "requests per window (the RateLimit-Policy q), 1 to 1000000" },
+      window: { type: "integer", help: "window in seconds (the RateLimit-Policy w), 1 to 3600" },
+      default: { type: "boolean", help: "drop the override: the service default applies again" },
+    },
+    body: rateLimitBody,
   },
   "users list": {
     summary: "list an account's users",

@@ -1,0 +1,211 @@
+/**
+ * The client API's limit per account, exact across replicas: each account's GCRA state (one
+ * TAT, see gcra.ts) lives in the RATE_LIMITS KV bucket and is only ever advanced by a
+ * compare-and-set on its revision, so two replicas can never both spend the same unit.
+ *
+ * Cheap, because:
+ * - every replica watches the bucket into a mirror; the TAT only grows, so a stale mirror
+ *   under-estimates it and a refusal read from the mirror is always right: a flooding account
+ *   is refused with no round trip at all;
+ * - an admission needs one CAS, but one account's concurrent requests in one replica share it:
+ *   while a CAS is in flight the next requests queue, and go together in the next one.
+ *
+ * While NATS does not answer, decisions are made from the mirror alone (a per-replica limit),
+ * so the API keeps serving; the first CAS after it returns re-reads the shared state.
+ */
+import { natsNames, rateLimitKey } from "@dos/contracts";
+import type { Logger } from "@dos/service-kit";
+import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
+import { type KV, Kvm, type KvWatchEntry } from "@nats-io/kv";
+import type { NatsConnection } from "@nats-io/nats-core";
+import { applyRequests, type Decision, type RatePolicy, refusal } from "./gcra.ts";
+
+export interface AccountLimiter {
+  /** Spends one unit of the account's quota, or says how long to wait. */
+  take(accountId: number, policy: RatePolicy): Promise<Decision>;
+  start(): void;
+  stop(): Promise<void>;
+}
+
+interface Waiter {
+  policy: RatePolicy;
+  resolve(decision: Decision): void;
+}
+
+interface Entry {
+  tat: number;
+  /** The bucket revision the TAT was read at; 0 when the key is not known to exist. */
+  revision: number;
+  /** Requests waiting for the CAS in flight to finish; undefined while none is in flight. */
+  queue?: Waiter[];
+}
+
+const WATCH_RETRY_MS = 500;
+/**
+ * CAS attempts for one batch. Each lost attempt means another replica's write won, so the
+ * account is busy elsewhere; past this many the batch is refused (never admitted unchecked).
+ */
+const MAX_ATTEMPTS = 10;
+
+export function createAccountLimiter(options: {
+  nc: NatsConnection;
+  namespace: string;
+  logger: Logger;
+  /** How long a CAS may take before the batch is decided locally. */
+  timeoutMs: number;
+  clock?: () => number;
+}): AccountLimiter {
+  const { logger, timeoutMs } = options;
+  const clock = options.clock ?? Date.now;
+  const bucketName = natsNames(options.namespace).buckets.rateLimits;
+  const entries = new Map<string, Entry>();
+  let kvPromise: Promise<KV> | undefined;
+  let stopped = false;
+  let stopWatch: (() => void) | undefined;
+  let loop: Promise<void> | undefined;
+  let pruner: NodeJS.Timeout | undefined;
+
+  const bucket = () => {
+    kvPromise ??= new Kvm(options.nc).open(bucketName).catch((error: unknown) => {
+      kvPromise = undefined;
+      throw error;
+    });
+    return kvPromise;
+  };
+
+  const learn = (key: string, tat: number, revision: number) => {
+    const entry = entries.get(key);
+    if (!entry) entries.set(key, { tat, revision });
+    else if (revision > entry.revision) {
+      entry.tat = Math.max(entry.tat, tat);
+      entry.revision = revision;
+    }
+  };
+
+  const apply = (watched: KvWatchEntry) => {
+    if (watched.operation !== "PUT") {
+      entries.delete(watched.key);
+      return;
+    }
+    const tat = Number(watched.string());
+    if (Number.isFinite(tat)) learn(watched.key, tat, watched.revision);
+  };
+
+  /** Runs CASes for `key` until its queue is empty; one batch per CAS. */
+  const drain = async (key: string, entry: Entry, first: Waiter[]) => {
+    let batch = first;
+    while (batch.length > 0) {
+      await decide(key, entry, batch);
+      batch = entry.queue ?? [];
+      entry.queue = batch.length > 0 ? [] : undefined;
+    }
+  };
+
+  const decide = async (key: string, entry: Entry, batch: Waiter[]) => {
+    // One policy per account: every waiter of a batch carries the same (the account's).
+    const policy = (batch[0] as Waiter).policy;
+    for (let attempt = 1; ; attempt++) {
+      const now = clock();
+      if (attempt > MAX_ATTEMPTS) {
+        const retryAfterMs = (policy.windowSeconds * 1000) / policy.quota;
+        const refused = { allowed: false, remaining: 0, resetMs: Math.max(0, entry.tat - now), retryAfterMs };
+        for (const waiter of batch) waiter.resolve(refused);
+        return;
+      }
+      const { decisions, tat } = applyRequests(entry.tat, now, policy, batch.length);
+      const admitted = decisions.some((d) => d.allowed);
+      const written = admitted ? await write(key, entry.revision, tat) : "unavailable";
+      if (written === "conflict") {
+        await reread(key, entry);
+        continue;
+      }
+      if (admitted) {
+        entry.tat = Math.max(entry.tat, tat);
+        if (typeof written === "number") entry.revision = Math.max(entry.revision, written);
+      }
+      for (const [i, waiter] of batch.entries()) waiter.resolve(decisions[i] as Decision);
+      return;
+    }
+  };
+
+  const write = async (key: string, revision: number, tat: number): Promise<number | "conflict" | "unavailable"> => {
+    try {
+      // previousSeq 0: the key must not exist yet (an account's first request, or expired state).
+      return await (await bucket()).put(key, String(tat), { previousSeq: revision, timeout: timeoutMs });
+    } catch (error) {
+      if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) {
+        return "conflict";
+      }
+      logger.warn({ err: error }, "rate-limit state not written; deciding from this replica's mirror");
+      return "unavailable";
+    }
+  };
+
+  const reread = async (key: string, entry: Entry) => {
+    try {
+      const current = await (await bucket()).get(key);
+      if (current && current.operation === "PUT") {
+        entry.tat = Math.max(entry.tat, Number(current.string()) || 0);
+        entry.revision = current.revision;
+      } else {
+        entry.revision = current?.revision ?? 0;
+      }
+    } catch (error) {
+      logger.warn({ err: error }, "rate-limit state not read");
+    }
+  };
+
+  const watchOnce = async () => {
+    const watch = await (await bucket()).watch();
+    stopWatch = () => watch.stop();
+    for await (const watched of watch) apply(watched);
+  };
+
+  const run = async () => {
+    while (!stopped) {
+      try {
+        await watchOnce();
+      } catch (error) {
+        if (!stopped) logger.warn({ err: error }, "rate-limit watch failed; re-opening");
+      }
+      if (!stopped) await new Promise((resolve) => setTimeout(resolve, WATCH_RETRY_MS));
+    }
+  };
+
+  return {
+    take(accountId, policy) {
+      const key = rateLimitKey(accountId);
+      let entry = entries.get(key);
+      if (!entry) {
+        entry = { tat: 0, revision: 0 };
+        entries.set(key, entry);
+      }
+      const refused = refusal(entry.tat, clock(), policy);
+      if (refused) return Promise.resolve(refused);
+      return new Promise<Decision>((resolve) => {
+        const waiter = { policy, resolve };
+        const current = entry as Entry;
+        if (current.queue) current.queue.push(waiter);
+        else {
+          current.queue = [];
+          void drain(key, current, [waiter]);
+        }
+      });
+    },
+    start() {
+      loop ??= run();
+      // Entries whose TAT passed long ago say nothing a missing one would not; the mirror of a
+      // busy bucket stays the size of the accounts active lately.
+      pruner ??= setInterval(() => {
+        const old = clock() - 60_000;
+        for (const [key, entry] of entries) if (!entry.queue && entry.tat < old) entries.delete(key);
+      }, 60_000).unref();
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(pruner);
+      stopWatch?.();
+      await loop;
+    },
+  };
+}
