@@ -94,7 +94,13 @@ async function startPricing(namespace: string) {
   };
 }
 
-const api = await startTestApi({ LOG_LEVEL: "silent", API_PRICING_TIMEOUT_MS: "2000" });
+// BENCH_RATE_LIMIT=off measures the same run without the client API's limit per account.
+const rateLimited = process.env.BENCH_RATE_LIMIT !== "off";
+const api = await startTestApi({
+  LOG_LEVEL: "silent",
+  API_PRICING_TIMEOUT_MS: "2000",
+  API_RATE_LIMIT_ENABLED: String(rateLimited),
+});
 const pricing = await startPricing(api.config.NATS_NAMESPACE);
 const account = await createTestAccount(api.db);
 const tariff = await api.app.inject({
@@ -110,6 +116,14 @@ const tariff = await api.app.inject({
   },
 });
 if (tariff.statusCode !== 201) throw new Error(`tariff refused: ${tariff.body}`);
+// The limit is paid in full (every create spends from the shared quota) but never reached.
+const override = await api.app.inject({
+  method: "PATCH",
+  url: `/ops/v1/accounts/${account.accountId}`,
+  headers: { authorization: `Bearer ${OPS_TOKEN}` },
+  payload: { rate_limit: { quota: 1_000_000, window_seconds: 1 } },
+});
+if (override.statusCode !== 200) throw new Error(`rate limit override refused: ${override.body}`);
 await api.start();
 const sampleCpu = createCpuMeter(api.pool, pricing.pid, api.config.NATS_URL);
 const apiUrl = await api.app.listen({ host: "127.0.0.1", port: 0 });
@@ -139,7 +153,9 @@ const job = (url: string, extra: Partial<LoadJob> = {}): LoadJob => ({
 });
 
 try {
-  console.log(`delivery-api create benchmark: ${DURATION_SECONDS} s per variant, ${CONNECTIONS} connections, loopback`);
+  console.log(
+    `delivery-api create benchmark: ${DURATION_SECONDS} s per variant, ${CONNECTIONS} connections, loopback, rate limit ${rateLimited ? "on" : "off"}`,
+  );
   await load(job(`${bareUrl}/bare`, { durationSeconds: 2 }));
   const bareResult = await load(job(`${bareUrl}/bare`));
   describe("bare fastify route", bareResult);
