@@ -109,7 +109,10 @@ describe("failed authentication budgets", () => {
   });
 
   test("without a trusted proxy, X-Forwarded-For is ignored: the TCP peer is the client", async () => {
-    const direct = await startTestApi({ API_AUTH_FAILURE_QUOTA: String(FAILURES) });
+    const direct = await startTestApi({
+      API_AUTH_FAILURE_QUOTA: String(FAILURES),
+      API_AUTH_FAILURE_WINDOW_SECONDS: "60",
+    });
     try {
       const statuses: number[] = [];
       for (let i = 0; i < FAILURES + 3; i++) {

@@ -46,6 +46,12 @@ export async function startTestApi(
       NATS_NAMESPACE: randomNamespace(),
       LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
       API_OPS_TOKEN: OPS_TOKEN,
+      // Tests send hundreds of requests a second from one account and address; the limits have
+      // their own tests (rate-limits, auth-failures), which set what they test.
+      API_RATE_LIMIT_QUOTA: "1000000",
+      API_RATE_LIMIT_WINDOW_SECONDS: "1",
+      API_AUTH_FAILURE_QUOTA: "1000000",
+      API_AUTH_FAILURE_WINDOW_SECONDS: "1",
       ...env,
     },
   });
