@@ -34,6 +34,9 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions) {
         version: "2",
         description:
           'Create and manage deliveries. Every error answer is `{"errors": ["<field label> <problem>"]}`. ' +
+          "Each account has a rate limit (default 100 requests per 5 s): every answer carries the IETF " +
+          '`RateLimit-Policy` (`"account";q=<quota>;w=<window seconds>`) and `RateLimit` (`"account";r=<left>;t=<seconds ' +
+          "until whole>`) fields, and a request past it is answered 429 with `Retry-After` (seconds). " +
           "Decisions on what the specification leaves open are in docs/spec-decisions.md.",
       },
       servers: [{ url: options.publicUrl }],
