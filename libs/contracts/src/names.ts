@@ -131,7 +131,8 @@ export function natsNames(namespace = "") {
       tariffs: upper("TARIFFS"),
       /**
        * Account → the theoretical arrival time of its client API rate limit (GCRA, key
-       * `rateLimitKey(accountId)`, value: milliseconds since the epoch as decimal text). Owned by
+       * `rateLimitKey(accountId)`, value: `<TAT ms since the epoch> <interval ms of the policy it
+       * was written under>`, decimal text). Owned by
        * delivery-api: every replica writes it with compare-and-set and watches it.
        */
       rateLimits: upper("RATE_LIMITS"),

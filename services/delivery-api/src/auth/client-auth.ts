@@ -3,7 +3,8 @@
  * Tokens are stored as SHA-256 and compared in constant time; a missing or wrong pair is a 401
  * in the error shape, and the token never reaches a log (the logger redacts the header).
  * Failures are budgeted per client address and e-mail (auth-guard.ts): past the budget, a
- * 429 before any database lookup.
+ * 429 before any database lookup. Every failure's 401 carries the address budget's RateLimit
+ * fields.
  */
 import { hash, timingSafeEqual } from "node:crypto";
 import { unauthorized } from "@dos/service-kit";
@@ -13,7 +14,7 @@ import type { RatePolicy } from "../rate-limits/gcra.ts";
 import { POLICY_NAMES, setRateLimitHeaders, tooManyRequests } from "../rate-limits/rate-limit-headers.ts";
 import { findActiveTokenByHash } from "./auth.repository.ts";
 import type { AuthCache, CachedLogin } from "./auth-cache.ts";
-import type { AuthGuard, Refusal } from "./auth-guard.ts";
+import type { AuthGuard, Charge } from "./auth-guard.ts";
 
 /** The caller's account, as every /api/v2 handler sees it. */
 export interface ClientAccount {
@@ -52,63 +53,52 @@ export interface ClientAuthDeps {
   onRefusal?: () => void;
 }
 
+const INVALID = "X-User-Email or X-User-Token is invalid";
+
 /** An onRequest hook that authenticates the caller, or answers 401 (429 past the failure budget). */
 export function clientAuthHook({ db, cache, guard, onLookup, onRefusal }: ClientAuthDeps) {
-  const refused = (reply: FastifyReply, refusal: Refusal) => {
+  /** The answer to a failed authentication, charged as `charge` says: 401, or 429 past the budget. */
+  const failure = (reply: FastifyReply, charge: Charge, message: string) => {
+    setRateLimitHeaders(reply, charge.policyName, charge.limiter.policy, charge.decision);
+    if (charge.decision.allowed) return unauthorized(message);
     onRefusal?.();
-    return refusedAnswer(reply, refusal);
+    const whose = charge.policyName === POLICY_NAMES.failuresPerEmail ? "for this e-mail" : "from this address";
+    return tooManyRequests(`too many failed authentications ${whose}`, charge.decision);
   };
+
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const email = request.headers["x-user-email"];
     const token = request.headers["x-user-token"];
     if (typeof email !== "string" || typeof token !== "string" || email === "" || token === "") {
-      throw refuse(reply, request.ip, undefined, undefined, "X-User-Email and X-User-Token headers are required");
+      throw failure(reply, guard.charge(request.ip, undefined), "X-User-Email and X-User-Token headers are required");
     }
-    if (email.length > 254 || token.length > 256) {
-      throw refuse(reply, request.ip, undefined, undefined, "X-User-Email or X-User-Token is invalid");
-    }
+    if (email.length > 254 || token.length > 256) throw failure(reply, guard.charge(request.ip, undefined), INVALID);
     const presented = hashToken(token);
     const emailLower = email.toLowerCase();
     let login = cache.get(presented);
     if (!login) {
-      const refusal = guard.refusal(request.ip, presented, emailLower);
-      if (refusal) throw refused(reply, refusal);
-      // Only a fresh lookup is cached: a hit never extends its entry's life.
+      const trusted = guard.isTrusted(presented);
+      // An untrusted token's lookup is paid for before it is made: concurrent requests cannot
+      // all slip in before the first failure is counted.
+      const charge = trusted ? undefined : guard.charge(request.ip, emailLower);
+      if (charge && !charge.decision.allowed) throw failure(reply, charge, INVALID);
       onLookup?.();
       login = await lookUp(db, presented, emailLower);
-      if (login) {
-        cache.set(login);
-        guard.verified(presented);
+      if (!login) {
+        if (!charge) guard.distrust(presented);
+        throw failure(reply, charge ?? guard.charge(request.ip, emailLower), INVALID);
       }
+      if (charge) guard.refund(request.ip, emailLower);
+      guard.trust([presented]);
+      // Only a fresh lookup is cached: a hit never extends its entry's life.
+      cache.set(login);
     }
     // The lookup is by hash; the constant-time comparison guards against any index-level shortcut.
-    if (!login || login.emailLower !== emailLower || !timingSafeEqual(login.tokenSha256, presented)) {
-      throw refuse(reply, request.ip, presented, emailLower, "X-User-Email or X-User-Token is invalid");
+    if (login.emailLower !== emailLower || !timingSafeEqual(login.tokenSha256, presented)) {
+      throw failure(reply, guard.charge(request.ip, emailLower), INVALID);
     }
     request.account = login.account;
   };
-
-  /** A failed authentication: 401 with the address's failure budget, or 429 once it is spent. */
-  function refuse(
-    reply: FastifyReply,
-    address: string,
-    presented: Buffer | undefined,
-    emailLower: string | undefined,
-    message: string,
-  ) {
-    if (presented) guard.distrust(presented);
-    const already = guard.refusal(address, undefined, emailLower);
-    if (already) return refused(reply, already);
-    const after = guard.failed(address, emailLower);
-    setRateLimitHeaders(reply, after.policyName, after.limiter.policy, after.decision);
-    return unauthorized(message);
-  }
-}
-
-function refusedAnswer(reply: FastifyReply, refusal: Refusal) {
-  setRateLimitHeaders(reply, refusal.policyName, refusal.limiter.policy, refusal.decision);
-  const whose = refusal.policyName === POLICY_NAMES.failuresPerEmail ? "for this e-mail" : "from this address";
-  return tooManyRequests(`too many failed authentications ${whose}`, refusal.decision);
 }
 
 async function lookUp(db: Db, presented: Buffer, emailLower: string): Promise<CachedLogin | undefined> {

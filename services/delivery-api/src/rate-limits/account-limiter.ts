@@ -18,7 +18,7 @@ import type { Logger } from "@dos/service-kit";
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { type KV, Kvm, type KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { applyRequests, type Decision, type RatePolicy, refusal } from "./gcra.ts";
+import { applyRequests, type Decision, intervalOf, type RatePolicy, refusal, rescale } from "./gcra.ts";
 
 export interface AccountLimiter {
   /** Spends one unit of the account's quota, or says how long to wait. */
@@ -34,6 +34,8 @@ interface Waiter {
 
 interface Entry {
   tat: number;
+  /** The policy interval the TAT was written under (see rescale); 0: unknown, taken as current. */
+  intervalMs: number;
   /** The bucket revision the TAT was read at; 0 when the key is not known to exist. */
   revision: number;
   /** Requests waiting for the CAS in flight to finish; undefined while none is in flight. */
@@ -46,6 +48,13 @@ const WATCH_RETRY_MS = 500;
  * account is busy elsewhere; past this many the batch is refused (never admitted unchecked).
  */
 const MAX_ATTEMPTS = 10;
+
+/** A key's value: the TAT and the interval of the policy it was written under, as decimal text. */
+const encode = (tat: number, intervalMs: number) => `${tat} ${intervalMs}`;
+function decode(value: string): [tat: number, intervalMs: number] {
+  const [tat, intervalMs] = value.split(" ").map(Number);
+  return [tat ?? Number.NaN, Number.isFinite(intervalMs) && (intervalMs as number) > 0 ? (intervalMs as number) : 0];
+}
 
 export function createAccountLimiter(options: {
   nc: NatsConnection;
@@ -73,23 +82,26 @@ export function createAccountLimiter(options: {
     return kvPromise;
   };
 
-  const learn = (key: string, tat: number, revision: number) => {
+  const learn = (key: string, value: string, revision: number) => {
+    const [tat, intervalMs] = decode(value);
+    if (!Number.isFinite(tat)) return;
     const entry = entries.get(key);
-    if (!entry) entries.set(key, { tat, revision });
+    if (!entry) entries.set(key, { tat, intervalMs, revision });
     else if (revision > entry.revision) {
-      entry.tat = Math.max(entry.tat, tat);
+      entry.tat = tat;
+      entry.intervalMs = intervalMs;
       entry.revision = revision;
     }
   };
 
   const apply = (watched: KvWatchEntry) => {
-    if (watched.operation !== "PUT") {
-      entries.delete(watched.key);
-      return;
-    }
-    const tat = Number(watched.string());
-    if (Number.isFinite(tat)) learn(watched.key, tat, watched.revision);
+    if (watched.operation !== "PUT") entries.delete(watched.key);
+    else learn(watched.key, watched.string(), watched.revision);
   };
+
+  /** The entry's TAT as `policy` reads it at `now`. */
+  const tatOf = (entry: Entry, now: number, policy: RatePolicy) =>
+    rescale(entry.tat, entry.intervalMs || intervalOf(policy), now, policy);
 
   /** Runs CASes for `key` until its queue is empty; one batch per CAS. */
   const drain = async (key: string, entry: Entry, first: Waiter[]) => {
@@ -112,15 +124,16 @@ export function createAccountLimiter(options: {
         for (const waiter of batch) waiter.resolve(refused);
         return;
       }
-      const { decisions, tat } = applyRequests(entry.tat, now, policy, batch.length);
+      const { decisions, tat } = applyRequests(tatOf(entry, now, policy), now, policy, batch.length);
       const admitted = decisions.some((d) => d.allowed);
-      const written = admitted ? await write(key, entry.revision, tat) : "unavailable";
+      const written = admitted ? await write(key, entry.revision, encode(tat, intervalOf(policy))) : "unavailable";
       if (written === "conflict") {
         await reread(key, entry);
         continue;
       }
       if (admitted) {
-        entry.tat = Math.max(entry.tat, tat);
+        entry.tat = tat;
+        entry.intervalMs = intervalOf(policy);
         if (typeof written === "number") entry.revision = Math.max(entry.revision, written);
       }
       for (const [i, waiter] of batch.entries()) waiter.resolve(decisions[i] as Decision);
@@ -128,10 +141,10 @@ export function createAccountLimiter(options: {
     }
   };
 
-  const write = async (key: string, revision: number, tat: number): Promise<number | "conflict" | "unavailable"> => {
+  const write = async (key: string, revision: number, value: string): Promise<number | "conflict" | "unavailable"> => {
     try {
       // previousSeq 0: the key must not exist yet (an account's first request, or expired state).
-      return await (await bucket()).put(key, String(tat), { previousSeq: revision, timeout: timeoutMs });
+      return await (await bucket()).put(key, value, { previousSeq: revision, timeout: timeoutMs });
     } catch (error) {
       if (error instanceof JetStreamApiError && error.code === JetStreamApiCodes.StreamWrongLastSequence) {
         return "conflict";
@@ -144,12 +157,10 @@ export function createAccountLimiter(options: {
   const reread = async (key: string, entry: Entry) => {
     try {
       const current = await (await bucket()).get(key);
-      if (current && current.operation === "PUT") {
-        entry.tat = Math.max(entry.tat, Number(current.string()) || 0);
-        entry.revision = current.revision;
-      } else {
-        entry.revision = current?.revision ?? 0;
-      }
+      const [tat, intervalMs] = current?.operation === "PUT" ? decode(current.string()) : [0, 0];
+      entry.tat = Number.isFinite(tat) ? tat : 0;
+      entry.intervalMs = intervalMs;
+      entry.revision = current?.revision ?? 0;
     } catch (error) {
       logger.warn({ err: error }, "rate-limit state not read");
     }
@@ -177,10 +188,11 @@ export function createAccountLimiter(options: {
       const key = rateLimitKey(accountId);
       let entry = entries.get(key);
       if (!entry) {
-        entry = { tat: 0, revision: 0 };
+        entry = { tat: 0, intervalMs: 0, revision: 0 };
         entries.set(key, entry);
       }
-      const refused = refusal(entry.tat, clock(), policy);
+      const now = clock();
+      const refused = refusal(tatOf(entry, now, policy), now, policy);
       if (refused) return Promise.resolve(refused);
       return new Promise<Decision>((resolve) => {
         const waiter = { policy, resolve };

@@ -52,6 +52,22 @@ export function applyRequests(
   return { decisions, tat: current };
 }
 
+/** The emission interval of a policy: one request per this many milliseconds, sustained. */
+export const intervalOf = (policy: RatePolicy) => (policy.windowSeconds * 1000) / policy.quota;
+
+/**
+ * A TAT written under another policy (an operator changed the account's), as this one reads
+ * it: the requests it stands for are kept, each now worth this policy's interval, and never
+ * more than a full bucket. Raising a limit thus gives the room at once, lowering it takes
+ * only what was not used.
+ */
+export function rescale(tat: number, writtenIntervalMs: number, now: number, policy: RatePolicy): number {
+  const intervalMs = intervalOf(policy);
+  if (tat <= now || writtenIntervalMs === intervalMs) return tat;
+  const used = (tat - now) / writtenIntervalMs;
+  return now + Math.min(used * intervalMs, policy.windowSeconds * 1000);
+}
+
 /** Whether a request at `now` would be refused with this TAT: the check a mirror can make alone. */
 export function refusal(tat: number, now: number, policy: RatePolicy): Decision | null {
   const [decision] = applyRequests(tat, now, policy, 1).decisions;

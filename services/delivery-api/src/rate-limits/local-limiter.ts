@@ -4,34 +4,36 @@
  * chooses cannot grow it without bound: past `maxKeys` the least recently used key is dropped,
  * which can only forget failures, never refuse someone new.
  */
-import { applyRequests, type Decision, type RatePolicy, refusal } from "./gcra.ts";
+import { applyRequests, type Decision, type RatePolicy } from "./gcra.ts";
 
 export interface LocalLimiter {
   readonly policy: RatePolicy;
-  /** The refusal a request under this key gets now, without spending anything; null when allowed. */
-  refused(key: string): Decision | null;
-  /** Spends one unit under this key (a failure): the bucket as it is after. */
-  spend(key: string): Decision;
+  /** Spends one unit under this key, or refuses (spending nothing). */
+  take(key: string): Decision;
+  /** Gives back a unit taken for a request that turned out not to count (a valid login). */
+  refund(key: string): void;
 }
 
 export function createLocalLimiter(policy: RatePolicy, maxKeys: number, clock: () => number = Date.now): LocalLimiter {
   const tats = new Map<string, number>();
+  const intervalMs = (policy.windowSeconds * 1000) / policy.quota;
   return {
     policy,
-    refused(key) {
-      const tat = tats.get(key);
-      return tat === undefined ? null : refusal(tat, clock(), policy);
-    },
-    spend(key) {
-      const now = clock();
-      const { decisions, tat } = applyRequests(tats.get(key) ?? 0, now, policy, 1);
+    take(key) {
+      const { decisions, tat } = applyRequests(tats.get(key) ?? 0, clock(), policy, 1);
+      const decision = decisions[0] as Decision;
+      if (!decision.allowed) return decision;
       tats.delete(key);
       if (tats.size >= maxKeys) {
         const oldest = tats.keys().next().value;
         if (oldest !== undefined) tats.delete(oldest);
       }
       tats.set(key, tat);
-      return decisions[0] as Decision;
+      return decision;
+    },
+    refund(key) {
+      const tat = tats.get(key);
+      if (tat !== undefined) tats.set(key, tat - intervalMs);
     },
   };
 }
