@@ -140,6 +140,26 @@ describe("client API rate limits", () => {
       assert.deepEqual(remaining, [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], "each admitted request saw its own count");
       // A later request on either replica is refused too.
       for (const app of apps) assert.equal((await get(app, account)).statusCode, 429);
+
+      // A large quota is served from leases (1% of it per CAS): never more than the quota, and
+      // at most a lease per replica short of it.
+      const large = await createTestAccount(api.db);
+      assert.equal((await override(large.accountId, { quota: 1000, window_seconds: 3600 })).status, 200);
+      const statuses: number[] = [];
+      const started = Date.now();
+      await Promise.all(
+        Array.from({ length: 16 }, async (_, worker) => {
+          for (let i = 0; i < 80; i++)
+            statuses.push((await get(apps[worker % 2] as FastifyInstance, large)).statusCode);
+        }),
+      );
+      const largeAdmitted = statuses.filter((status) => status === 200).length;
+      // One more every 3.6 s refills while the flood lasts.
+      const refilled = Math.floor((Date.now() - started) / 3600) + 1;
+      assert.ok(
+        largeAdmitted <= 1000 + refilled && largeAdmitted >= 1000 - 2 * 10,
+        `${largeAdmitted} of 1000 (+${refilled} refilled) admitted`,
+      );
     } finally {
       await replica.close();
     }

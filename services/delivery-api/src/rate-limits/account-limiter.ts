@@ -40,7 +40,25 @@ interface Entry {
   revision: number;
   /** Requests waiting for the CAS in flight to finish; undefined while none is in flight. */
   queue?: Waiter[];
+  /** Units this replica claimed ahead (already spent in the shared TAT), and until when they hold. */
+  leased: number;
+  leaseEndsAt: number;
+  /** The policy the lease was claimed under: a changed policy drops it. */
+  leasePolicy?: RatePolicy;
 }
+
+/**
+ * An account with a large quota is served from leases: each CAS claims up to this share of the
+ * quota ahead, and the replica hands the units out with no round trip. Units are spent in the
+ * shared TAT when claimed, so the limit is never exceeded; a replica's unused units lapse after
+ * LEASE_MS, which can refuse up to this share of the quota early, per replica. Below 200
+ * requests per window a lease is one unit: every admission is its own CAS, exactly.
+ */
+const LEASE_SHARE = 0.01;
+const LEASE_MS = 1000;
+const samePolicy = (a: RatePolicy | undefined, b: RatePolicy) =>
+  a?.quota === b.quota && a.windowSeconds === b.windowSeconds;
+const leaseSize = (policy: RatePolicy) => Math.max(1, Math.floor(policy.quota * LEASE_SHARE));
 
 const WATCH_RETRY_MS = 500;
 /**
@@ -54,6 +72,19 @@ const encode = (tat: number, intervalMs: number) => `${tat} ${intervalMs}`;
 function decode(value: string): [tat: number, intervalMs: number] {
   const [tat, intervalMs] = value.split(" ").map(Number);
   return [tat ?? Number.NaN, Number.isFinite(intervalMs) && (intervalMs as number) > 0 ? (intervalMs as number) : 0];
+}
+
+/** One unit of the replica's lease, if it holds one for this policy; a lapsed lease is dropped. */
+function fromLease(entry: Entry, now: number, policy: RatePolicy): Decision | null {
+  if (entry.leased === 0) return null;
+  if (entry.leaseEndsAt <= now || !samePolicy(entry.leasePolicy, policy)) {
+    entry.leased = 0;
+    return null;
+  }
+  entry.leased--;
+  const tat = Math.max(entry.tat, now);
+  const remaining = Math.max(0, Math.floor((policy.windowSeconds * 1000 - (tat - now)) / intervalOf(policy)));
+  return { allowed: true, remaining: remaining + entry.leased, resetMs: tat - now, retryAfterMs: 0 };
 }
 
 export function createAccountLimiter(options: {
@@ -86,7 +117,7 @@ export function createAccountLimiter(options: {
     const [tat, intervalMs] = decode(value);
     if (!Number.isFinite(tat)) return;
     const entry = entries.get(key);
-    if (!entry) entries.set(key, { tat, intervalMs, revision });
+    if (!entry) entries.set(key, { tat, intervalMs, revision, leased: 0, leaseEndsAt: 0 });
     else if (revision > entry.revision) {
       entry.tat = tat;
       entry.intervalMs = intervalMs;
@@ -108,7 +139,12 @@ export function createAccountLimiter(options: {
     let batch = first;
     while (batch.length > 0) {
       await decide(key, entry, batch);
-      batch = entry.queue ?? [];
+      // Those that queued meanwhile take what the last CAS leased first.
+      batch = (entry.queue ?? []).filter((waiter) => {
+        const leased = fromLease(entry, clock(), waiter.policy);
+        if (leased) waiter.resolve(leased);
+        return !leased;
+      });
       entry.queue = batch.length > 0 ? [] : undefined;
     }
   };
@@ -124,7 +160,8 @@ export function createAccountLimiter(options: {
         for (const waiter of batch) waiter.resolve(refused);
         return;
       }
-      const { decisions, tat } = applyRequests(tatOf(entry, now, policy), now, policy, batch.length);
+      const extra = Math.max(0, leaseSize(policy) - batch.length);
+      const { decisions, tat } = applyRequests(tatOf(entry, now, policy), now, policy, batch.length + extra);
       const admitted = decisions.some((d) => d.allowed);
       const written = admitted ? await write(key, entry.revision, encode(tat, intervalOf(policy))) : "unavailable";
       if (written === "conflict") {
@@ -135,8 +172,15 @@ export function createAccountLimiter(options: {
         entry.tat = tat;
         entry.intervalMs = intervalOf(policy);
         if (typeof written === "number") entry.revision = Math.max(entry.revision, written);
+        entry.leased += decisions.slice(batch.length).filter((d) => d.allowed).length;
+        entry.leaseEndsAt = now + LEASE_MS;
+        entry.leasePolicy = policy;
       }
-      for (const [i, waiter] of batch.entries()) waiter.resolve(decisions[i] as Decision);
+      for (const [i, waiter] of batch.entries()) {
+        const decision = decisions[i] as Decision;
+        // The units leased are this replica's to give: they count as remaining.
+        waiter.resolve(decision.allowed ? { ...decision, remaining: decision.remaining + entry.leased } : decision);
+      }
       return;
     }
   };
@@ -188,10 +232,12 @@ export function createAccountLimiter(options: {
       const key = rateLimitKey(accountId);
       let entry = entries.get(key);
       if (!entry) {
-        entry = { tat: 0, intervalMs: 0, revision: 0 };
+        entry = { tat: 0, intervalMs: 0, revision: 0, leased: 0, leaseEndsAt: 0 };
         entries.set(key, entry);
       }
       const now = clock();
+      const leased = fromLease(entry, now, policy);
+      if (leased) return Promise.resolve(leased);
       const refused = refusal(tatOf(entry, now, policy), now, policy);
       if (refused) return Promise.resolve(refused);
       return new Promise<Decision>((resolve) => {
