@@ -83,7 +83,7 @@ export const configSchema = Type.Object({
     description: "The window of API_AUTH_FAILURE_QUOTA.",
   }),
   API_TRUSTED_TOKENS_REFRESH_MS: Type.Integer({
-    default: 10_000,
+    default: 1000,
     minimum: 100,
     description:
       "How often tokens created since are read, so that their holders skip the failed-authentication budgets before first use.",
