@@ -23,7 +23,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       -- Particular cases agreed with the operator: recipient phone not required.
       recipient_phone_optional boolean not null default false,
       phone_default_region text not null default 'FR',
-      created_at timestamptz not null default now()
+      -- The operator's override of the client API rate limit (quota requests per window);
+      -- both null: the service default (API_RATE_LIMIT_*).
+      rate_limit_quota integer check (rate_limit_quota between 1 and 1000000),
+      rate_limit_window_seconds integer check (rate_limit_window_seconds between 1 and 3600),
+      created_at timestamptz not null default now(),
+      constraint accounts_rate_limit_whole check ((rate_limit_quota is null) = (rate_limit_window_seconds is null))
     );
 
     create table users (
