@@ -8,11 +8,27 @@
 
 type Node = Record<string, unknown>;
 
-/** The places (JSON pointers into the schema) of every array without maxItems and string without maxLength. */
-export function unboundedPaths(schema: unknown): string[] {
+/** What a body's raw text may hold at most before it is parsed (the service kit's bounds). */
+export interface TextBounds {
+  entriesPerArray: number;
+  fieldsPerObject: number;
+}
+
+/**
+ * The places (JSON pointers into the schema) of every array without maxItems and string without
+ * maxLength; with `bounds`, also of every array or object the schema allows larger than them.
+ */
+export function unboundedPaths(schema: unknown, bounds?: TextBounds): string[] {
   const found: string[] = [];
   walk(schema, "#", (node, path) => {
     if (hasType(node, "array") && typeof node.maxItems !== "number") found.push(`${path} (array without maxItems)`);
+    if (bounds && typeof node.maxItems === "number" && node.maxItems > bounds.entriesPerArray) {
+      found.push(`${path} (maxItems ${node.maxItems} over the ${bounds.entriesPerArray} entries a body may hold)`);
+    }
+    const fields = node.properties && typeof node.properties === "object" ? Object.keys(node.properties).length : 0;
+    if (bounds && fields > bounds.fieldsPerObject) {
+      found.push(`${path} (${fields} properties, over the ${bounds.fieldsPerObject} fields a body's object may hold)`);
+    }
     if (hasType(node, "string") && typeof node.maxLength !== "number" && !isFixed(node)) {
       found.push(`${path} (string without maxLength)`);
     }

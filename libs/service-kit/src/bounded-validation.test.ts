@@ -9,7 +9,7 @@ import { DeliveryCreateInput, DeliveryListQuery, WebhookCreateInput } from "@dos
 import { Type } from "@sinclair/typebox";
 import { holdsAtMost } from "./bounded-validation.ts";
 import { createHttpApp } from "./http.ts";
-import { nestsDeeperThan } from "./json-depth.ts";
+import { jsonShapeProblem } from "./json-shape.ts";
 import { createLifecycle } from "./lifecycle.ts";
 import { createLogger } from "./logger.ts";
 
@@ -157,8 +157,58 @@ test("a body nested deeper than the limit is refused before it is parsed", async
   await app.close();
 });
 
-test("nesting is counted outside strings only", () => {
-  assert.equal(nestsDeeperThan('{"a":[[1]]}', 3), false);
-  assert.equal(nestsDeeperThan('{"a":[[[1]]]}', 3), true);
-  assert.equal(nestsDeeperThan(`{"a":"${"[".repeat(50)}\\"{{{"}`, 3), false);
+test("nesting, fields and objects in an array are counted outside strings only, and named", () => {
+  const deep = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+  assert.equal(jsonShapeProblem(deep(32)), null);
+  assert.equal(jsonShapeProblem(deep(33)), "body must not nest more than 32 levels deep");
+  assert.equal(jsonShapeProblem(`{"a":"${"[".repeat(50)}\\"{{{"}`), null);
+  const object = (n: number) => `{${Array.from({ length: n }, (_, i) => `"k${i}":1`).join(",")}}`;
+  assert.equal(jsonShapeProblem(object(256)), null);
+  assert.equal(jsonShapeProblem(object(257)), "body must not have more than 256 fields");
+  assert.equal(
+    jsonShapeProblem(`{"zones":[{"a":1},{"b":[1,2]},${object(300)}]}`),
+    "zones[2] must not have more than 256 fields",
+  );
+  const objects = (n: number) => `[${Array(n).fill('{"a":1}').join(",")}]`;
+  assert.equal(jsonShapeProblem(`{"packages":${objects(10_000)}}`), null);
+  assert.equal(
+    jsonShapeProblem(`{"x":{"y":"}"},"packages":${objects(10_001)}}`),
+    "packages must have at most 10000 entries",
+  );
+  // Numbers and strings in an array are the validator's to count (its maxItems).
+  assert.equal(jsonShapeProblem(`{"packages":[${"1,".repeat(100_000)}1]}`), null);
+  assert.equal(jsonShapeProblem(`{"a":"${",".repeat(20_000)}"}`), null);
+});
+
+test("an object of thousands of fields, or an array of thousands of objects, is refused before it is parsed", async () => {
+  const app = newApp();
+  app.post("/deliveries", { schema: { body: DeliveryCreateInput } }, async () => ({ ok: true }));
+  await app.ready();
+  for (const [payload, message] of [
+    [`{${Array.from({ length: 20_000 }, (_, i) => `"k${i}":1`).join(",")}}`, "body must not have more than 256 fields"],
+    [`{"packages":[${'{"a":1},'.repeat(30_000)}{"a":1}]}`, "packages must have at most 10000 entries"],
+  ]) {
+    const response = await app.inject({
+      method: "POST",
+      url: "/deliveries",
+      payload,
+      headers: { "content-type": "application/json" },
+    });
+    assert.equal(response.statusCode, 422);
+    assert.deepEqual(response.json(), { errors: [message] });
+  }
+  await app.close();
+});
+
+test("a route whose schema allows more than a body may hold is refused when compiled", async () => {
+  const app = newApp();
+  app.post(
+    "/zones",
+    { schema: { body: Type.Array(Type.Integer({ maximum: 9 }), { maxItems: 20_000 }) } },
+    async () => ({}),
+  );
+  await assert.rejects(async () => {
+    await app.ready();
+  }, /maxItems 20000 over the 10000 entries a body may hold/);
+  await app.close();
 });

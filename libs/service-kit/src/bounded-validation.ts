@@ -10,6 +10,7 @@
  * body holds few values.
  */
 import { unboundedNumbers, unboundedPaths, type ValidateFunction } from "@dos/contracts";
+import { MAX_JSON_ENTRIES, MAX_JSON_FIELDS } from "./json-shape.ts";
 
 /** Bodies with more values than this are answered with their first problem only. */
 export const FULL_REPORT_MAX_VALUES = 2000;
@@ -66,7 +67,7 @@ export function holdsAtMost(value: unknown, limit: number): boolean {
 export function assertBoundedSchema(schema: unknown, httpPart: string, route: string): void {
   const problems =
     httpPart === "body"
-      ? unboundedPaths(schema)
+      ? unboundedPaths(schema, { entriesPerArray: MAX_JSON_ENTRIES, fieldsPerObject: MAX_JSON_FIELDS })
       : httpPart === "querystring" || httpPart === "params"
         ? unboundedNumbers(schema).map((path) => `${path} (number without maximum)`)
         : [];

@@ -20,7 +20,7 @@ import { isDependencyDown } from "./dependency-errors.ts";
 import { HttpError, validationMessages } from "./errors.ts";
 import { type HealthChecks, registerHealthRoutes } from "./health.ts";
 import { internalRoutesGuard } from "./internal-listener.ts";
-import { MAX_JSON_DEPTH, nestsDeeperThan } from "./json-depth.ts";
+import { jsonShapeProblem } from "./json-shape.ts";
 import type { Lifecycle } from "./lifecycle.ts";
 import { type AppMetrics, registerMetrics } from "./metrics.ts";
 import { lazyChildLoggerFactory } from "./request-logger.ts";
@@ -144,9 +144,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
       return done(new HttpError(400, "body is not valid UTF-8"), undefined);
     }
     if (text.trim() === "") return done(null, undefined);
-    if (nestsDeeperThan(text, MAX_JSON_DEPTH)) {
-      return done(new HttpError(422, `body must not nest more than ${MAX_JSON_DEPTH} levels deep`), undefined);
-    }
+    const shapeProblem = jsonShapeProblem(text);
+    if (shapeProblem) return done(new HttpError(422, shapeProblem), undefined);
     defaultJson(request, text, (error, value) => {
       if (error) return done(new HttpError(400, "body is not valid JSON"), undefined);
       const problems = mayHoldForbiddenText(text) ? textProblems(value) : [];
