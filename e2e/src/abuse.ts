@@ -32,9 +32,12 @@ export interface AbuseStage {
   teardown(): Promise<void>;
 }
 
-/** Boots the system and sets the bystanders up; `extraEnv` is passed to every service. */
+/**
+ * Boots the system, with the client API's rate limits as in production, and sets the bystanders
+ * up; `extraEnv` is passed to every service.
+ */
 export async function bootAbuseStage(extraEnv: Record<string, string> = {}): Promise<AbuseStage> {
-  const system = await bootSystemUnderTest({ GEO_OPS_TOKEN, ...extraEnv });
+  const system = await bootSystemUnderTest({ GEO_OPS_TOKEN, ...extraEnv }, { productionLimits: true });
   const [attacker, bystander] = seedDemo(system).accounts as [SeededAccount, SeededAccount];
   const api = system.url("delivery-api");
   const geo = system.url("geo-ingest");
@@ -73,9 +76,13 @@ export interface AttackReport<T> {
   ms: number;
 }
 
+/** The shortest time the bystanders are watched, from the attack's start. */
+const MIN_WATCH_MS = 3000;
+
 /**
  * Runs `attack` while the bystanders call the system; returns the attack's result and their
- * samples. The bystanders start before the attack and stop when it ends.
+ * samples. The bystanders start before the attack and stop when it ends, or 3 s after it
+ * started if it ended sooner.
  */
 export async function underAttack<T>(stage: AbuseStage, attack: () => Promise<T>): Promise<AttackReport<T>> {
   const livez = Object.fromEntries(
@@ -101,12 +108,15 @@ export async function underAttack<T>(stage: AbuseStage, attack: () => Promise<T>
   await message();
   const started = performance.now();
   let result: T;
+  let ms: number;
   try {
     result = await attack();
   } finally {
+    ms = performance.now() - started;
+    // A short attack is watched for its aftermath too, so that every bystander has samples enough.
+    if (ms < MIN_WATCH_MS) await new Promise((resolve) => setTimeout(resolve, MIN_WATCH_MS - ms));
     worker.postMessage("stop");
   }
-  const ms = performance.now() - started;
   const bystanders = (await message()) as BystanderSamples;
   await worker.terminate();
   return { result, bystanders, ms };
