@@ -27,6 +27,51 @@ export interface StoredPosition {
 }
 
 export function operator(opsUrl: string, geoUrl: string) {
+  /** A tracker position; 404 is retried while geo-ingest has not yet read the new vehicle. */
+  const position = async (
+    vehicle: Round["vehicle"],
+    latitude: number,
+    longitude: number,
+    timestamp: Date,
+  ): Promise<number> => {
+    const url = `${geoUrl}/external/vehicles/${encodeURIComponent(vehicle.externalId)}/geolocations`;
+    const body = { latitude, longitude, provider: vehicle.provider, timestamp: timestamp.toISOString() };
+    for (let attempt = 0; ; attempt++) {
+      const response = await call(url, "POST", {}, body);
+      if ((response.status !== 404 && response.status !== 429) || attempt >= 50) return response.status;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
+
+  const track = async (roundId: number): Promise<StoredPosition[]> => {
+    const response = await call(`${geoUrl}/ops/v1/rounds/${roundId}/track`, "GET", {
+      authorization: `Bearer ${GEO_OPS_TOKEN}`,
+    });
+    if (response.status !== 200) throw new Error(`track of round ${roundId}: ${response.status}`);
+    return (response.body as { positions: StoredPosition[] }).positions;
+  };
+
+  /**
+   * A tracker position sent until the round's track holds it. A round's start reaches geo-ingest
+   * through the FLEET bucket shortly after the start is answered, and the vehicle is known from its
+   * creation on: in between, a position is answered 200 and not stored (a vehicle without an active
+   * round, as the spec says), so neither the end of the 404s nor a 200 tells that geo-ingest knows
+   * the round. The same place sent again at the same timestamp is stored once.
+   */
+  const storedPosition = async (round: Round, latitude: number, longitude: number, timestamp: Date) => {
+    const deadline = Date.now() + 10_000;
+    for (;;) {
+      const status = await position(round.vehicle, latitude, longitude, timestamp);
+      if (status !== 200) throw new Error(`position of round ${round.id}: ${status}`);
+      const stored = (await track(round.id)).some(
+        (p) =>
+          p.latitude === latitude && p.longitude === longitude && Date.parse(p.recorded_at) === timestamp.getTime(),
+      );
+      if (stored) return;
+      if (Date.now() > deadline) throw new Error(`round ${round.id}: geo-ingest stored no position for 10 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
   const ops = async (method: string, path: string, body?: unknown) => {
     const response = await call(`${opsUrl}/ops/v1${path}`, method, opsHeaders, body);
     if (response.status >= 300) {
@@ -61,23 +106,9 @@ export function operator(opsUrl: string, geoUrl: string) {
       if (!found) throw new Error(`no ${kind} task of delivery ${deliveryId} in round ${round.id}`);
       return found.task_id;
     },
-    /** A tracker position; 404 is retried while geo-ingest has not yet read the new vehicle. */
-    async position(vehicle: Round["vehicle"], latitude: number, longitude: number, timestamp: Date): Promise<number> {
-      const url = `${geoUrl}/external/vehicles/${encodeURIComponent(vehicle.externalId)}/geolocations`;
-      const body = { latitude, longitude, provider: vehicle.provider, timestamp: timestamp.toISOString() };
-      for (let attempt = 0; ; attempt++) {
-        const response = await call(url, "POST", {}, body);
-        if ((response.status !== 404 && response.status !== 429) || attempt >= 50) return response.status;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-    },
-    async track(roundId: number): Promise<StoredPosition[]> {
-      const response = await call(`${geoUrl}/ops/v1/rounds/${roundId}/track`, "GET", {
-        authorization: `Bearer ${GEO_OPS_TOKEN}`,
-      });
-      if (response.status !== 200) throw new Error(`track of round ${roundId}: ${response.status}`);
-      return (response.body as { positions: StoredPosition[] }).positions;
-    },
+    position,
+    track,
+    storedPosition,
   };
 }
 
