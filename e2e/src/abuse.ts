@@ -51,8 +51,8 @@ export async function bootAbuseStage(extraEnv: Record<string, string> = {}): Pro
   const bystanderDeliveryId = (created.body as { id: number }).id;
   const ops = operator(system.opsUrl, geo);
   const round = await ops.startRound([bystanderDeliveryId]);
-  // The tracker's first position waits until geo-ingest knows the round (a 404 meanwhile).
-  assert.equal(await ops.position(round.vehicle, 48.85, 2.35, new Date()), 200);
+  // The tracker's first position waits until geo-ingest knows the round (stored, not just 200).
+  await ops.storedPosition(round, 48.85, 2.35, new Date());
   // The next position may come a second later at the soonest.
   await new Promise((resolve) => setTimeout(resolve, 1100));
   return {

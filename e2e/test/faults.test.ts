@@ -83,10 +83,11 @@ before(async () => {
   db.on("connect", (client) => client.on("error", () => {}));
 
   const fleet = operator(system.opsUrl, system.url("geo-ingest"));
-  const vehicles = [];
-  for (let i = 0; i < 6; i++) vehicles.push((await fleet.startRound([])).vehicle);
+  const rounds = [];
+  for (let i = 0; i < 6; i++) rounds.push(await fleet.startRound([]));
   // Positions count only once geo-ingest knows the vehicles' active rounds.
-  for (const vehicle of vehicles) assert.equal(await fleet.position(vehicle, 48.86, 2.34, new Date()), 200);
+  for (const round of rounds) await fleet.storedPosition(round, 48.86, 2.34, new Date());
+  const vehicles = rounds.map((round) => round.vehicle);
   load = startLoad({
     api: system.url("delivery-api"),
     geo: system.url("geo-ingest"),
