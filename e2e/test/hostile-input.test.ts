@@ -344,7 +344,7 @@ describe("hostile input: no 5xx, errors in the spec's shape, nothing written", (
       ...opsRouteList()
         .filter(([method]) => method !== "GET")
         .map(([method, path]) => ({
-          base: api,
+          base: system.opsUrl,
           route: { method, path, arrays: [], strings: [] },
           limit: apiLimit,
           headers: opsHeaders,
