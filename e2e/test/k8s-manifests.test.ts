@@ -10,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { isDeepStrictEqual } from "node:util";
+import { loadConfig } from "@dos/service-kit";
 import type { TObject } from "@sinclair/typebox";
 import { Deployment } from "kubernetes-models/apps/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
@@ -47,6 +48,12 @@ const selects = (selector: Record<string, string>, labels: Record<string, string
   Object.keys(selector).length > 0 && Object.entries(selector).every(([k, v]) => labels[k] === v);
 const containersOf = (objects: K8sObject[]): Any[] =>
   objects.flatMap((o) => ((podTemplate(o)?.spec as Any)?.containers ?? []) as Any[]);
+
+/** Checks one ConfigMap value as the boot does (loadConfig on that variable alone); throws its message. */
+function checkValue(schema: TObject, name: string, value: string) {
+  const alone = { ...schema, properties: { [name]: schema.properties[name] }, required: [] } as TObject;
+  loadConfig(alone, { prefix: name, env: { [name]: value } });
+}
 
 async function configSchemaOf(service: string): Promise<{ schema: TObject; prefix: string }> {
   const module = await import(`../../services/${service}/src/config.ts`);
@@ -182,7 +189,14 @@ for (const overlay of overlays) {
         const { schema, prefix } = await configSchemaOf(service);
         const map = of(objects, "ConfigMap").find((c) => c.metadata.name === service);
         for (const name of Object.keys({ ...map.data, ...common.data })) {
-          if (name.startsWith(prefix)) assert.ok(name in schema.properties, `${service}: ${name} is unknown`);
+          // OTEL_ too: a misspelt or retired one (OTEL_TRACES_SAMPLE_RATIO) would be ignored without a word.
+          if (name.startsWith(prefix) || name.startsWith("OTEL_")) {
+            assert.ok(name in schema.properties, `${service}: ${name} is unknown`);
+          }
+        }
+        for (const [name, value] of Object.entries(common.data as Record<string, string>)) {
+          if (name.startsWith("OTEL_"))
+            assert.doesNotThrow(() => checkValue(schema, name, value), `${service}: ${name}`);
         }
         assert.equal(Number(map.data.PORT), schema.properties.PORT?.default, `${service}: PORT`);
       }

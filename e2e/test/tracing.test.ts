@@ -1,9 +1,11 @@
 /**
  * One trace from a client's create to the webhook POST, across the four processes: every
- * service writes its finished spans as JSON lines to one file (OTEL_TRACES_FILE), the create is
- * sent with a known `traceparent`, and the spans of that trace id are read back: the HTTP create,
- * the pricing request (client and server), the relay's publish, the dispatcher's intake and the
- * webhook POST, each the child of the one before; the receiver got `traceparent` of the POST.
+ * service writes its finished spans as JSON lines to one file (TRACES_FILE), the create is sent
+ * with a known `traceparent`, and the spans of that trace id are read back: the HTTP create and
+ * its route handler (@fastify/otel), the handler's PostgreSQL queries, the pricing request
+ * (client and server, over NATS), the relay's publish, the dispatcher's intake, the webhook POST
+ * and its HTTP request (undici), each the child of the one before; the receiver got
+ * `traceparent` of that request.
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -20,6 +22,7 @@ import { bootSystemUnderTest, type SystemUnderTest } from "../src/system.ts";
 
 interface SpanLine {
   service: string;
+  scope: string;
   name: string;
   kind: number;
   trace_id: string;
@@ -40,7 +43,7 @@ let receiver: http.Server;
 const arrivals: Arrival[] = [];
 
 before(async () => {
-  system = await bootSystemUnderTest({ OTEL_TRACES_FILE: SPANS_FILE });
+  system = await bootSystemUnderTest({ TRACES_FILE: SPANS_FILE });
   [account] = seedAccounts(system) as [SeededAccount];
   // A receiver that only records what arrived: signatures have their own tests.
   receiver = http.createServer((request, response) => {
@@ -108,24 +111,39 @@ test("one trace id runs from the create request through NATS to the webhook POST
   await waitFor(async () => find("webhook-dispatcher", "webhook POST") !== undefined, 15_000);
   await waitFor(async () => find("delivery-api", "POST /api/v2/deliveries") !== undefined, 10_000);
 
+  const spans = spansOf(traceId);
   const create = find("delivery-api", "POST /api/v2/deliveries");
+  const handler = spans.find((s) => s.scope === "@fastify/otel" && s.parent_span_id === create?.span_id);
+  // The delivery's INSERT, as the PostgreSQL instrumentation saw it (a named statement).
+  const insert = spans.find(
+    (s) =>
+      s.scope === "@opentelemetry/instrumentation-pg" &&
+      /\binsert\b/i.test(String(s.attributes["db.query.text"])) &&
+      s.parent_span_id === handler?.span_id,
+  );
   const pricingClient = find("delivery-api", "pricing quote");
   const pricingServer = find("pricing", "pricing quote");
   const publish = find("delivery-api", "delivery-events publish");
   const intake = find("webhook-dispatcher", "delivery-events intake");
   const post = find("webhook-dispatcher", "webhook POST");
-  for (const [label, span] of Object.entries({ create, pricingClient, pricingServer, publish, intake, post })) {
-    assert.ok(span, `${label} span of trace ${traceId}: ${JSON.stringify(spansOf(traceId).map((s) => s.name))}`);
+  const request = spans.find(
+    (s) => s.service === "webhook-dispatcher" && s.name === "POST" && s.parent_span_id === post?.span_id,
+  );
+  const found = { create, handler, insert, pricingClient, pricingServer, publish, intake, post, request };
+  for (const [label, span] of Object.entries(found)) {
+    assert.ok(span, `${label} span of trace ${traceId}: ${JSON.stringify(spans.map((s) => [s.service, s.name]))}`);
   }
   // Each the child of the one before it.
   assert.equal(create?.parent_span_id, callerSpan);
+  assert.equal(create?.kind, 1, "SERVER");
   assert.equal(create?.attributes["http.response.status_code"], 201);
-  assert.equal(pricingClient?.parent_span_id, create?.span_id);
+  assert.equal(pricingClient?.parent_span_id, handler?.span_id);
   assert.equal(pricingServer?.parent_span_id, pricingClient?.span_id);
-  assert.equal(publish?.parent_span_id, create?.span_id);
+  assert.equal(publish?.parent_span_id, handler?.span_id);
   assert.equal(publish?.attributes["messaging.message.id"], arrival.body.id);
   assert.equal(intake?.parent_span_id, publish?.span_id);
   assert.equal(post?.parent_span_id, intake?.span_id);
   assert.equal(post?.attributes["http.response.status_code"], 204);
-  assert.equal(receivedParent, post?.span_id, "the receiver's parent span is the POST");
+  assert.equal(request?.kind, 2, "CLIENT");
+  assert.equal(receivedParent, request?.span_id, "the receiver's parent span is the POST's HTTP request");
 });

@@ -10,10 +10,10 @@ import { type InternalListener, listenInternal } from "./internal-listener.ts";
 import { createLifecycle, exitOnSignals, type Lifecycle } from "./lifecycle.ts";
 import { createLogger } from "./logger.ts";
 import { connectNats, type NatsHandle } from "./nats.ts";
-import { initTracing } from "./tracing.ts";
+import { initTracing, type Tracing, type TracingConfig } from "./tracing.ts";
 
 /** The variables boot needs; every service's config has them (see commonConfig). */
-export interface BootConfig {
+export interface BootConfig extends TracingConfig {
   DATABASE_URL: string;
   NATS_URL: string;
   NATS_NAMESPACE: string;
@@ -23,9 +23,6 @@ export interface BootConfig {
   PORT: number;
   SHUTDOWN_TIMEOUT_MS: number;
   DATABASE_POOL_SIZE: number;
-  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
-  OTEL_TRACES_FILE?: string;
-  OTEL_TRACES_SAMPLE_RATIO?: number;
 }
 
 export interface ServiceDeps<C extends BootConfig> {
@@ -56,9 +53,11 @@ export interface BootOptions<C extends BootConfig> {
 
 /** Boots the service; a failure to boot is one log line and exit code 1, never a stack on stderr. */
 export async function bootService<C extends BootConfig>(options: BootOptions<C>): Promise<void> {
+  // Tracing first: the instrumentations hook what is created afterwards, the logger included.
+  const tracing = initTracing(options.service, options.config);
   const logger = createLogger(options.service, options.config.LOG_LEVEL);
   try {
-    await boot(options, logger);
+    await boot(options, logger, tracing);
   } catch (error) {
     logger.fatal({ error: (error as Error).message }, "boot failed");
     logger.flush?.();
@@ -66,13 +65,11 @@ export async function bootService<C extends BootConfig>(options: BootOptions<C>)
   }
 }
 
-async function boot<C extends BootConfig>(options: BootOptions<C>, logger: Logger): Promise<void> {
+async function boot<C extends BootConfig>(options: BootOptions<C>, logger: Logger, tracing: Tracing): Promise<void> {
   const { config } = options;
   process.on("unhandledRejection", (error) => logger.error({ err: error }, "unhandled rejection"));
   const lifecycle = createLifecycle(logger);
   exitOnSignals(lifecycle, logger, config.SHUTDOWN_TIMEOUT_MS);
-  // Before the app is built: its HTTP hooks and spans exist only when tracing is on.
-  const tracing = initTracing(options.service, config);
   if (tracing.enabled) logger.info("tracing on");
 
   const database = createDatabase({

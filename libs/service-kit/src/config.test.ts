@@ -80,3 +80,15 @@ test("the HTTP timeouts have defaults, and headers may not wait longer than the 
   );
   assert.match(failure({ ...valid, HTTP_IDLE_TIMEOUT_MS: "5" }), /^HTTP_IDLE_TIMEOUT_MS is invalid/);
 });
+
+test("the standard tracing variables: a sampler by its OpenTelemetry name, a ratio between 0 and 1", () => {
+  const config = load({ ...valid, OTEL_TRACES_SAMPLER: "parentbased_traceidratio", OTEL_TRACES_SAMPLER_ARG: "0.25" });
+  assert.equal(config.OTEL_TRACES_SAMPLER, "parentbased_traceidratio");
+  assert.equal(config.OTEL_TRACES_SAMPLER_ARG, 0.25);
+  assert.equal(load(valid).OTEL_TRACES_SAMPLER, "parentbased_always_on");
+  assert.match(
+    failure({ ...valid, OTEL_TRACES_SAMPLER: "xray" }),
+    /^OTEL_TRACES_SAMPLER is invalid: must be one of always_on, .*parentbased_traceidratio \(got "xray"\)$/,
+  );
+  assert.match(failure({ ...valid, OTEL_TRACES_SAMPLER_ARG: "1.5" }), /^OTEL_TRACES_SAMPLER_ARG /);
+});

@@ -6,6 +6,7 @@
 
 import { compileValidator } from "@dos/contracts";
 import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { SAMPLER_NAMES } from "./tracing-sampler.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -74,22 +75,34 @@ export const commonConfig = {
     maximum: 200,
     description: "PostgreSQL connections per process.",
   }),
+  OTEL_SERVICE_NAME: Type.String({
+    default: "",
+    pattern: "^[A-Za-z0-9._-]*$",
+    description: "The service.name of this process's spans. Empty: the service's own name.",
+  }),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.String({
     default: "",
     pattern: "^(https?://.+)?$",
     description:
       "OpenTelemetry collector (OTLP/HTTP) base URL, e.g. http://otel-collector:4318; spans are exported in the background. Empty: not exported there.",
   }),
-  OTEL_TRACES_FILE: Type.String({
-    default: "",
-    description: "File every finished span is appended to as a JSON line (development, tests). Empty: none.",
-  }),
-  OTEL_TRACES_SAMPLE_RATIO: Type.Number({
+  OTEL_TRACES_SAMPLER: Type.Union(
+    SAMPLER_NAMES.map((name) => Type.Literal(name)),
+    {
+      default: "parentbased_always_on",
+      description:
+        "Sampler, by its OpenTelemetry name; the parentbased_ ones follow the caller's decision for a request or message carrying traceparent.",
+    },
+  ),
+  OTEL_TRACES_SAMPLER_ARG: Type.Number({
     default: 1,
     minimum: 0,
     maximum: 1,
-    description:
-      "Share of the traces starting here that are recorded; a request carrying a traceparent follows its caller's decision. Tracing is off when no exporter is set.",
+    description: "Share of the traces recorded by the traceidratio samplers. Tracing is off when no exporter is set.",
+  }),
+  TRACES_FILE: Type.String({
+    default: "",
+    description: "File every finished span is appended to as a JSON line (development, tests). Empty: none.",
   }),
 };
 

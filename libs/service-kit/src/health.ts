@@ -8,6 +8,9 @@ import type { Lifecycle } from "./lifecycle.ts";
 
 export type HealthChecks = Record<string, () => Promise<unknown>>;
 
+/** Probes and the scrape: polled every few seconds, so they have no access line and no span. */
+export const PROBE_PATHS: ReadonlySet<string> = new Set(["/livez", "/readyz", "/metrics"]);
+
 const CHECK_TIMEOUT_MS = 1500;
 
 export function registerHealthRoutes(app: FastifyInstance, lifecycle: Lifecycle, checks: HealthChecks) {

@@ -18,7 +18,7 @@ import { assertBoundedSchema, boundedBodyValidator } from "./bounded-validation.
 import { clientErrorHandler } from "./client-error.ts";
 import { isDependencyDown } from "./dependency-errors.ts";
 import { HttpError, validationMessages } from "./errors.ts";
-import { type HealthChecks, registerHealthRoutes } from "./health.ts";
+import { type HealthChecks, PROBE_PATHS, registerHealthRoutes } from "./health.ts";
 import { internalRoutesGuard } from "./internal-listener.ts";
 import { jsonShapeProblem } from "./json-shape.ts";
 import type { Lifecycle } from "./lifecycle.ts";
@@ -28,7 +28,7 @@ import { nullableUnionSerializer } from "./response-serializer.ts";
 import { registerSecurityHeaders } from "./security-headers.ts";
 import { type HttpTimeouts, serverTimeoutOptions } from "./server-timeouts.ts";
 import { mayHoldForbiddenText, textProblems } from "./text-guard.ts";
-import { registerHttpTracing } from "./tracing-http.ts";
+import { URL_FOR_SPANS } from "./tracing-instrumentations.ts";
 
 export interface HttpAppOptions {
   service: string;
@@ -58,7 +58,6 @@ export interface HttpAppOptions {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-const PROBE_PATHS = new Set(["/livez", "/readyz", "/metrics"]);
 const isProbe = (request: FastifyRequest) => PROBE_PATHS.has(request.url);
 
 /**
@@ -191,7 +190,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   });
 
   registerSecurityHeaders(app);
-  registerHttpTracing(app, options.service, isProbe, loggedUrl);
+  // The server span (tracing-instrumentations.ts) writes the URL as the access line does.
+  app.decorate(URL_FOR_SPANS, loggedUrl);
   const metrics = registerMetrics(app, options.service);
   registerHealthRoutes(app, options.lifecycle, options.checks);
   return { app, metrics };

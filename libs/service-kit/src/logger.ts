@@ -1,5 +1,9 @@
-/** The JSON logger of every service: pino, with secrets redacted wherever they could appear. */
-import { type Logger, pino } from "pino";
+/**
+ * The JSON logger of every service: pino, with secrets redacted wherever they could appear, and
+ * with tracing on, the `trace_id` and `span_id` of the active span on every line written in one.
+ */
+import { type DestinationStream, type Logger, pino } from "pino";
+import { activeSpanFields, tracingEnabled } from "./tracing.ts";
 
 /** Paths whose values never reach a log line. */
 export const REDACTED_PATHS = [
@@ -18,14 +22,19 @@ export const REDACTED_PATHS = [
   "config.DATABASE_URL",
 ];
 
-export function createLogger(service: string, level = "info"): Logger {
-  return pino({
-    level,
-    base: { service },
-    timestamp: pino.stdTimeFunctions.isoTime,
-    redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
-    formatters: { level: (label) => ({ level: label }) },
-  });
+/** Create it after initTracing: a logger made while tracing is off reads no span (nothing to pay). */
+export function createLogger(service: string, level = "info", destination?: DestinationStream): Logger {
+  return pino(
+    {
+      mixin: tracingEnabled() ? activeSpanFields : undefined,
+      level,
+      base: { service },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      redact: { paths: REDACTED_PATHS, censor: "[redacted]" },
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    destination,
+  );
 }
 
 export type { Logger };

@@ -21,13 +21,17 @@ export function captureLogs(
   level = "info",
 ): { logger: Logger; lines: Array<Record<string, unknown>> } {
   const lines: Array<Record<string, unknown>> = [];
-  const sink = new Writable({
+  return { logger: pino({ level, base: { service } }, lineSink(lines)), lines };
+}
+
+/** A log destination that parses each JSON line it is given into `lines`. */
+export function lineSink(lines: Array<Record<string, unknown>>): Writable {
+  return new Writable({
     write(chunk, _encoding, done) {
       for (const line of String(chunk).split("\n")) if (line) lines.push(JSON.parse(line));
       done();
     },
   });
-  return { logger: pino({ level, base: { service } }, sink), lines };
 }
 
 /** The infrastructure the test run resolved (scripts/test.ts sets these), else the local defaults. */

@@ -1,13 +1,15 @@
 /**
  * OpenTelemetry tracing of a process: one tracer provider, W3C trace context, spans exported in
- * the background by a BatchSpanProcessor (a request never waits for an export). Off unless an
- * exporter is configured: then every helper here is a cheap test of one flag, and the services
- * skip their span work entirely.
+ * the background by a BatchSpanProcessor (a request never waits for an export), and the standard
+ * instrumentations (HTTP server, PostgreSQL, undici; see tracing-instrumentations.ts). Off unless
+ * an exporter is configured: then no instrumentation is enabled, every helper here is a cheap
+ * test of one flag, and the services skip their span work entirely.
  *
+ * Configured by the standard variables (OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER,
+ * OTEL_TRACES_SAMPLER_ARG, OTEL_EXPORTER_OTLP_ENDPOINT) and, for a file of spans, TRACES_FILE.
  * Trace context crosses NATS in message headers (`traceparent`, `tracestate`) and waits in the
  * outbox and the webhook queue as a stored `traceparent` string.
  */
-import { appendFileSync } from "node:fs";
 import {
   type Context,
   context,
@@ -22,34 +24,29 @@ import {
   trace,
 } from "@opentelemetry/api";
 import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import {
-  type ExportResult,
-  ExportResultCode,
-  hrTimeToMicroseconds,
-  W3CTraceContextPropagator,
-} from "@opentelemetry/core";
+import { W3CTraceContextPropagator } from "@opentelemetry/core";
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
 import { resourceFromAttributes } from "@opentelemetry/resources";
-import {
-  BatchSpanProcessor,
-  ParentBasedSampler,
-  type ReadableSpan,
-  SimpleSpanProcessor,
-  type SpanExporter,
-  TraceIdRatioBasedSampler,
-  TracerProvider,
-} from "@opentelemetry/sdk-trace";
+import { BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
+import { JsonLinesSpanExporter } from "./spans-file-exporter.ts";
+import { enableInstrumentations } from "./tracing-instrumentations.ts";
+import { type SamplerName, samplerFromConfig } from "./tracing-sampler.ts";
 
 /** What services need of the API, so they depend on the kit alone. */
 export { type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
+export { JsonLinesSpanExporter, spanRecord } from "./spans-file-exporter.ts";
 
 export interface TracingConfig {
+  /** The `service.name` of every span; empty: the service's own name. */
+  OTEL_SERVICE_NAME?: string;
   /** OTLP/HTTP collector base URL (`…:4318`); spans go to `<url>/v1/traces`. Empty: not exported there. */
   OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  /** The sampler, by its standard name; parentbased_always_on when unset. */
+  OTEL_TRACES_SAMPLER?: SamplerName;
+  /** The ratio of the two traceidratio samplers. */
+  OTEL_TRACES_SAMPLER_ARG?: number;
   /** A file that every finished span is appended to as one JSON line. Empty: none. */
-  OTEL_TRACES_FILE?: string;
-  /** Share of traces started here that are recorded (a trace coming in keeps its caller's decision). */
-  OTEL_TRACES_SAMPLE_RATIO?: number;
+  TRACES_FILE?: string;
 }
 
 export interface Tracing {
@@ -77,13 +74,13 @@ export const tracingEnabled = (): boolean => enabled;
 export const serviceTracer = (service: string): Tracer => trace.getTracer(service);
 
 /**
- * Installs the process's tracer provider when the configuration names an exporter (or the caller
- * gives one). Once per process: several apps in one process (tests) share it and tell their
- * spans apart by their tracer's name.
+ * Installs the process's tracer provider and the instrumentations when the configuration names
+ * an exporter (or the caller gives one). Once per process, before the app is built (the HTTP
+ * instrumentation hooks the Fastify instances created afterwards).
  */
 export function initTracing(service: string, config: TracingConfig, options: TracingOptions = {}): Tracing {
   const exporters: SpanExporter[] = [...(options.exporters ?? [])];
-  if (config.OTEL_TRACES_FILE) exporters.push(new JsonLinesSpanExporter(config.OTEL_TRACES_FILE));
+  if (config.TRACES_FILE) exporters.push(new JsonLinesSpanExporter(config.TRACES_FILE));
   if (config.OTEL_EXPORTER_OTLP_ENDPOINT) exporters.push(otlpExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT));
   if (exporters.length === 0) return DISABLED;
 
@@ -93,18 +90,20 @@ export function initTracing(service: string, config: TracingConfig, options: Tra
       : // A full queue drops spans rather than holding memory or a request.
         new BatchSpanProcessor({ exporter, maxQueueSize: 4096, maxExportBatchSize: 512, scheduledDelayMillis: 2000 });
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": service }),
-    sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(config.OTEL_TRACES_SAMPLE_RATIO ?? 1) }),
+    resource: resourceFromAttributes({ "service.name": config.OTEL_SERVICE_NAME || service }),
+    sampler: samplerFromConfig(config.OTEL_TRACES_SAMPLER, config.OTEL_TRACES_SAMPLER_ARG),
     spanProcessors: exporters.map(processor),
   });
   trace.setGlobalTracerProvider(provider);
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  const disableInstrumentations = enableInstrumentations(provider);
   enabled = true;
   return {
     enabled: true,
     flush: () => provider.forceFlush(),
     async shutdown() {
+      disableInstrumentations();
       await provider.shutdown();
       trace.disable();
       context.disable();
@@ -118,40 +117,12 @@ function otlpExporter(endpoint: string): SpanExporter {
   return new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces`, timeoutMillis: 5000 });
 }
 
-/** Writes each span as one JSON line (development, and the cross-process trace test). */
-export class JsonLinesSpanExporter implements SpanExporter {
-  readonly #path: string;
-  constructor(path: string) {
-    this.#path = path;
-  }
-  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
-    try {
-      appendFileSync(this.#path, spans.map((span) => `${JSON.stringify(spanRecord(span))}\n`).join(""));
-      done({ code: ExportResultCode.SUCCESS });
-    } catch (error) {
-      done({ code: ExportResultCode.FAILED, error: error as Error });
-    }
-  }
-  async shutdown() {}
-  async forceFlush() {}
-}
-
-/** The fields of a finished span a reader needs, flat. */
-export function spanRecord(span: ReadableSpan) {
+/** `trace_id` and `span_id` of the active span, for a log line (pino mixin); none outside a span. */
+export function activeSpanFields(): { trace_id?: string; span_id?: string } {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
   const { traceId, spanId } = span.spanContext();
-  return {
-    service: span.instrumentationScope.name,
-    name: span.name,
-    kind: span.kind,
-    trace_id: traceId,
-    span_id: spanId,
-    parent_span_id: span.parentSpanContext?.spanId ?? null,
-    links: span.links.map((link) => ({ trace_id: link.context.traceId, span_id: link.context.spanId })),
-    start_us: hrTimeToMicroseconds(span.startTime),
-    duration_us: hrTimeToMicroseconds(span.duration),
-    status: span.status.code,
-    attributes: span.attributes,
-  };
+  return { trace_id: traceId, span_id: spanId };
 }
 
 type Headers = Record<string, string | string[] | undefined>;

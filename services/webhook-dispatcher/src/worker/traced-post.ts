@@ -1,9 +1,10 @@
 /**
- * A webhook POST as a span of the event's trace: a child of the context stored at intake, and
- * the receiver gets it in `traceparent`. Without tracing (or a stored context) it is the plain POST.
+ * A webhook POST as a span of the event's trace: a child of the context stored at intake, with
+ * the event, endpoint and attempt. The HTTP request itself is the undici instrumentation's client
+ * span, its child, which sends the receiver `traceparent`. Without tracing it is the plain POST.
  */
 import { SERVICE_NAMES } from "@dos/contracts";
-import { contextFromTraceparent, SpanKind, SpanStatusCode, startSpan, traceHeaders } from "@dos/service-kit";
+import { contextFromTraceparent, SpanKind, SpanStatusCode, startSpan, withActiveSpan } from "@dos/service-kit";
 import type { PostResult, WebhookClient } from "../delivery-http/webhook-client.ts";
 import type { OutgoingWebhook } from "./sender.ts";
 
@@ -13,7 +14,7 @@ export async function tracedPost(
   headers: Record<string, string>,
 ): Promise<PostResult> {
   const span = startSpan(SERVICE_NAMES.webhookDispatcher, "webhook POST", {
-    kind: SpanKind.CLIENT,
+    kind: SpanKind.INTERNAL,
     parent: contextFromTraceparent(webhook.traceparent),
     attributes: {
       "http.request.method": "POST",
@@ -23,7 +24,7 @@ export async function tracedPost(
     },
   });
   if (!span) return client.post(webhook.url, headers, webhook.body);
-  const result = await client.post(webhook.url, { ...headers, ...traceHeaders(span) }, webhook.body);
+  const result = await withActiveSpan(span, () => client.post(webhook.url, headers, webhook.body));
   if (result.statusCode !== null) span.setAttribute("http.response.status_code", result.statusCode);
   if (result.error) span.setStatus({ code: SpanStatusCode.ERROR, message: result.error });
   span.end();
