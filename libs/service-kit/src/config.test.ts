@@ -92,3 +92,13 @@ test("the standard tracing variables: a sampler by its OpenTelemetry name, a rat
   );
   assert.match(failure({ ...valid, OTEL_TRACES_SAMPLER_ARG: "1.5" }), /^OTEL_TRACES_SAMPLER_ARG /);
 });
+
+test("a retired variable stops the boot, naming what replaces it", () => {
+  assert.throws(() => load({ OTEL_TRACES_SAMPLE_RATIO: "0.1" }), {
+    message:
+      "OTEL_TRACES_SAMPLE_RATIO is no longer read; set OTEL_TRACES_SAMPLER=parentbased_traceidratio with OTEL_TRACES_SAMPLER_ARG instead",
+  });
+  assert.throws(() => load({ OTEL_TRACES_FILE: "/tmp/spans.jsonl" }), {
+    message: "OTEL_TRACES_FILE is no longer read; set TRACES_FILE instead",
+  });
+});

@@ -106,6 +106,15 @@ export const commonConfig = {
   }),
 };
 
+/**
+ * Variables an earlier version read, and what replaces them: a deployment still setting one would
+ * otherwise lose its setting without a word (OTEL_ names are the SDK's, so no prefix rule finds them).
+ */
+const RETIRED: Record<string, string> = {
+  OTEL_TRACES_FILE: "TRACES_FILE",
+  OTEL_TRACES_SAMPLE_RATIO: "OTEL_TRACES_SAMPLER=parentbased_traceidratio with OTEL_TRACES_SAMPLER_ARG",
+};
+
 export interface LoadConfigOptions {
   /** Prefix of this service's own variables; an unknown variable with it is an error (a typo). */
   prefix: string;
@@ -117,6 +126,8 @@ export function loadConfig<T extends TObject>(schema: T, options: LoadConfigOpti
   const env = options.env ?? process.env;
   const known = Object.keys(schema.properties);
   for (const name of Object.keys(env)) {
+    const replacement = RETIRED[name];
+    if (replacement && env[name] !== "") throw new ConfigError(`${name} is no longer read; set ${replacement} instead`);
     if (name.startsWith(options.prefix) && !known.includes(name)) {
       const hint = closest(name, known);
       throw new ConfigError(`${name} is not a known variable${hint ? ` (did you mean ${hint}?)` : ""}`);
