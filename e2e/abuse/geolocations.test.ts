@@ -12,7 +12,9 @@ import {
   type AbuseStage,
   assertBystandersUnharmed,
   bootAbuseStage,
+  countStatuses,
   describeBystanders,
+  flood,
   underAttack,
 } from "../src/abuse.ts";
 import { callRetrying503, clientHeaders, outboundDelivery } from "../src/client.ts";
@@ -39,21 +41,10 @@ async function post(url: string, body: unknown): Promise<number> {
   return response.status;
 }
 
-/** Sends `body(n)` from `inFlight` concurrent loops, pausing `pauseMs` after each, for ATTACK_MS. */
-async function flood(url: string, inFlight: number, pauseMs: number, body: (n: number) => unknown) {
-  const statuses: Record<number, number> = {};
-  const end = performance.now() + ATTACK_MS;
-  let n = 0;
-  await Promise.all(
-    Array.from({ length: inFlight }, async () => {
-      while (performance.now() < end) {
-        const status = await post(url, body(n++));
-        statuses[status] = (statuses[status] ?? 0) + 1;
-        if (pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, pauseMs));
-      }
-    }),
-  );
-  return statuses;
+/** Sends `body(n)` from `senders` loops, pausing `pauseMs` after each, for ATTACK_MS; the count of each status. */
+async function positionFlood(url: string, senders: number, pauseMs: number, body: (n: number) => unknown) {
+  const statuses = await flood({ senders, pauseMs, forMs: ATTACK_MS }, (n) => post(url, body(n)));
+  return Object.fromEntries(countStatuses(statuses));
 }
 
 test("a stranger's wrong provider and oversized tracker_id never take the real tracker's slot", async () => {
@@ -65,7 +56,7 @@ test("a stranger's wrong provider and oversized tracker_id never take the real t
     { ...base, tracker_id: 1e20 },
   ];
   // Two loops, each pausing 20 ms: about 80 requests a second (the issue measured 20 a second).
-  const report = await underAttack(stage, () => flood(positionsUrl(vehicle), 2, 20, (n) => attacks[n % 3]));
+  const report = await underAttack(stage, () => positionFlood(positionsUrl(vehicle), 2, 20, (n) => attacks[n % 3]));
   console.log(`stranger: ${JSON.stringify(report.result)}; ${describeBystanders(report.bystanders)}`);
   assert.deepEqual(Object.keys(report.result), ["422"]);
   assert.ok((report.result[422] ?? 0) >= 100, `${report.result[422]} stranger requests`);
@@ -92,7 +83,7 @@ test("varying tracker_id does not multiply a vehicle's budget, and every 200 wit
   const report = await underAttack(stage, () =>
     // Eight loops, each pausing 5 ms: a few hundred requests a second, each from a new tracker_id
     // (the test process shares the 2 cores with the system, so a heavier flood measures itself).
-    flood(positionsUrl(round.vehicle), 8, 5, (n) => ({
+    positionFlood(positionsUrl(round.vehicle), 8, 5, (n) => ({
       latitude: 45.75,
       longitude: 4.85 + n / 1_000_000,
       provider: round.vehicle.provider,

@@ -10,7 +10,9 @@ import {
   type AbuseStage,
   assertBystandersUnharmed,
   bootAbuseStage,
+  countStatuses,
   describeBystanders,
+  flood,
   underAttack,
 } from "../src/abuse.ts";
 import { clientHeaders } from "../src/client.ts";
@@ -19,20 +21,14 @@ const FAILURE_QUOTA = 30;
 const QUOTA = 100;
 const WINDOW_SECONDS = 5;
 
-/** `total` requests, `concurrency` at a time; the count of each status. */
-async function flood(total: number, concurrency: number, send: () => Promise<Response>) {
-  const statuses = new Map<number, number>();
-  let sent = 0;
-  const worker = async () => {
-    while (sent < total) {
-      sent++;
-      const response = await send();
-      await response.arrayBuffer();
-      statuses.set(response.status, (statuses.get(response.status) ?? 0) + 1);
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, worker));
-  return statuses;
+/** `total` requests from `senders` loops; the count of each status. */
+async function statusesOf(total: number, senders: number, send: () => Promise<Response>) {
+  const statuses = await flood({ senders, total }, async () => {
+    const response = await send();
+    await response.arrayBuffer();
+    return response.status;
+  });
+  return countStatuses(statuses);
 }
 
 describe("abuse: client API rate limits", () => {
@@ -56,7 +52,7 @@ describe("abuse: client API rate limits", () => {
   test("4,000 wrong tokens from one address: 429 before any lookup past the budget; the shop there is unharmed", async () => {
     const lookupsBefore = await tokenLookups();
     const report = await underAttack(stage, () =>
-      flood(4000, 32, () =>
+      statusesOf(4000, 32, () =>
         fetch(`${stage.api}/api/v2/deliveries`, {
           headers: { "x-user-email": stage.attacker.email, "x-user-token": randomBytes(24).toString("base64url") },
         }),
@@ -79,7 +75,7 @@ describe("abuse: client API rate limits", () => {
 
   test("an authenticated flood: the account gets its quota and 429s with Retry-After; another account is unharmed", async () => {
     const report = await underAttack(stage, async () => {
-      const statuses = await flood(3000, 32, () =>
+      const statuses = await statusesOf(3000, 32, () =>
         fetch(`${stage.api}/api/v2/deliveries`, { headers: clientHeaders(stage.attacker) }),
       );
       // Asked at once, while the account's budget is still spent (the bystanders are watched a

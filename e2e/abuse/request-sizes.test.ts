@@ -9,7 +9,9 @@ import {
   type AbuseStage,
   assertBystandersUnharmed,
   bootAbuseStage,
+  countStatuses,
   describeBystanders,
+  flood,
   underAttack,
 } from "../src/abuse.ts";
 import { clientHeaders } from "../src/client.ts";
@@ -65,39 +67,30 @@ test("arrays of 16,000, 100,000 and the most numbers the body limit holds are re
     refusals.push(await send("webhook, events of 256 KiB", "POST", "/api/v2/webhooks", largestNumbers("events")));
     // Then a flood of the worst of them: four senders, back to back, for 3 s.
     const largest = largestNumbers("packages");
-    const until = performance.now() + 3000;
-    await Promise.all(
-      Array.from({ length: 4 }, async () => {
-        while (performance.now() < until) {
-          refusals.push(await send("flood, packages of 256 KiB", "POST", "/api/v2/deliveries", largest));
-        }
-      }),
+    const flooded = await flood({ senders: 4, forMs: 3000 }, () =>
+      send("flood, packages of 256 KiB", "POST", "/api/v2/deliveries", largest),
     );
-    return refusals;
+    return { refusals, flooded };
   });
-  const refusals = report.result;
-  const flood = refusals.filter((r) => r.what.startsWith("flood"));
+  const { refusals, flooded } = report.result;
+  console.log(refusals.map((r) => `${r.what}: ${r.status} in ${r.ms.toFixed(1)} ms, ${r.bytes} B`).join("\n"));
+  const slowest = Math.max(...flooded.map((r) => r.ms));
+  const counts = [...countStatuses(flooded.map((r) => r.status))].map(([status, n]) => `${n} × ${status}`);
   console.log(
-    refusals
-      .filter((r) => !flood.includes(r))
-      .map((r) => `${r.what}: ${r.status} in ${r.ms.toFixed(1)} ms, ${r.bytes} B`)
-      .join("\n"),
-  );
-  const floodMs = flood.map((r) => r.ms).sort((a, b) => a - b);
-  const floodStatuses = Object.groupBy(flood, (r) => String(r.status));
-  console.log(
-    `flood: ${flood.length} bodies of 256 KiB in 3 s (${Object.entries(floodStatuses)
-      .map(([status, list]) => `${list?.length} × ${status}`)
-      .join(", ")}), slowest answer ${floodMs.at(-1)?.toFixed(1)} ms`,
+    `flood: ${flooded.length} bodies of 256 KiB in 3 s (${counts.join(", ")}), slowest answer ${slowest.toFixed(1)} ms`,
   );
   console.log(describeBystanders(report.bystanders));
-  for (const refusal of refusals) {
-    // Another account's delivery is a 404 before its body is judged; any other answer is a 422,
-    // or, once the flood has spent the account's budget, a 429 before the body is read.
-    const expected = flood.includes(refusal) ? [422, 429] : [404, 422];
-    assert.ok(expected.includes(refusal.status), `${refusal.what}: ${refusal.status}`);
-    assert.ok(refusal.bytes < 4096, `${refusal.what}: an error body of ${refusal.bytes} bytes`);
-    assert.ok(refusal.ms < 250, `${refusal.what}: answered in ${refusal.ms.toFixed(0)} ms`);
+  // Another account's delivery is a 404 before its body is judged; any other answer is a 422,
+  // or, once the flood has spent the account's budget, a 429 before the body is read.
+  for (const [list, expected] of [
+    [refusals, [404, 422]],
+    [flooded, [422, 429]],
+  ] as const) {
+    for (const refusal of list) {
+      assert.ok((expected as readonly number[]).includes(refusal.status), `${refusal.what}: ${refusal.status}`);
+      assert.ok(refusal.bytes < 4096, `${refusal.what}: an error body of ${refusal.bytes} bytes`);
+      assert.ok(refusal.ms < 250, `${refusal.what}: answered in ${refusal.ms.toFixed(0)} ms`);
+    }
   }
   assertBystandersUnharmed(report);
 });

@@ -132,6 +132,41 @@ export async function underAttack<T>(stage: AbuseStage, attack: () => Promise<T>
   return { result, bystanders, ms };
 }
 
+export interface FloodOptions {
+  /** Loops sending at once, each its next request as soon as it has its answer. */
+  senders: number;
+  /** Stop once this many requests are sent... */
+  total?: number;
+  /** ...or once this long has passed. */
+  forMs?: number;
+  /** Each sender's pause after each answer. */
+  pauseMs?: number;
+}
+
+/** The attacker's flood: `send(n)` for n = 0, 1, ... from `senders` loops; the answers in order of arrival. */
+export async function flood<T>(options: FloodOptions, send: (n: number) => Promise<T>): Promise<T[]> {
+  const answers: T[] = [];
+  const total = options.total ?? Number.POSITIVE_INFINITY;
+  const end = performance.now() + (options.forMs ?? Number.POSITIVE_INFINITY);
+  let n = 0;
+  await Promise.all(
+    Array.from({ length: options.senders }, async () => {
+      while (n < total && performance.now() < end) {
+        answers.push(await send(n++));
+        if (options.pauseMs) await new Promise((resolve) => setTimeout(resolve, options.pauseMs));
+      }
+    }),
+  );
+  return answers;
+}
+
+/** How many answers had each status. */
+export function countStatuses(statuses: number[]): Map<number, number> {
+  const counts = new Map<number, number>();
+  for (const status of statuses) counts.set(status, (counts.get(status) ?? 0) + 1);
+  return counts;
+}
+
 /** The p-th percentile (0-100) of the samples' times, by the nearest-rank method. */
 export function percentile(samples: Sample[], p: number): number {
   const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
