@@ -2,6 +2,7 @@
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { PositionSource } from "../dispatch/dispatch.table.ts";
+import { taskCoordinates } from "../zones/zones.repository.ts";
 import type { Point } from "./geo.ts";
 
 export interface NewPosition extends Point {
@@ -54,13 +55,7 @@ export function nextTaskOfRound(db: Db, roundId: number) {
     .leftJoin("delivery_zones as z", (join) =>
       join.onRef("z.account_id", "=", "d.account_id").onRef("z.postal_code", "=", "t.postal_code"),
     )
-    .select([
-      "t.id as task_id",
-      "rt.eta_computed_at",
-      // The place's own coordinates when the operator set them, else its zone's centroid.
-      sql<number | null>`coalesce(t.latitude, z.latitude)`.as("latitude"),
-      sql<number | null>`coalesce(t.longitude, z.longitude)`.as("longitude"),
-    ])
+    .select(["t.id as task_id", "rt.eta_computed_at", ...taskCoordinates])
     .where("rt.round_id", "=", roundId)
     .where("t.completed_at", "is", null)
     .where("d.status", "in", ["scheduled", "picked_up"])

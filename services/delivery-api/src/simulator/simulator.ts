@@ -13,6 +13,7 @@ import type { DB } from "../db/database.ts";
 import type { PositionsService } from "../positions/positions.service.ts";
 import type { RoundsService } from "../rounds/rounds.service.ts";
 import type { TasksService } from "../rounds/tasks.service.ts";
+import { taskCoordinates } from "../zones/zones.repository.ts";
 
 export const FAIL_MARKER = "[fail]";
 /** A 1×1 PNG: the simulated signature and picture. */
@@ -68,13 +69,7 @@ export function createCourierSimulator(deps: SimulatorDeps) {
       .leftJoin("delivery_zones as z", (join) =>
         join.onRef("z.account_id", "=", "d.account_id").onRef("z.postal_code", "=", "t.postal_code"),
       )
-      .select([
-        "t.id",
-        "t.kind",
-        "t.recipient_name",
-        sql<number | null>`coalesce(t.latitude, z.latitude)`.as("latitude"),
-        sql<number | null>`coalesce(t.longitude, z.longitude)`.as("longitude"),
-      ])
+      .select(["t.id", "t.kind", "t.recipient_name", ...taskCoordinates])
       .where("t.delivery_id", "=", deliveryId)
       .execute();
   }

@@ -1,6 +1,7 @@
 /** SQL of the tracking page: the tasks behind tracking tokens, with what their page shows. */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
+import { taskCoordinates } from "../zones/zones.repository.ts";
 
 /** The tasks behind these tokens (unknown tokens have no row): one query however many tokens. */
 export function findTrackedTasks(db: Db, tokens: string[]) {
@@ -27,8 +28,7 @@ export function findTrackedTasks(db: Db, tokens: string[]) {
       // A cancelled delivery is never written again: its last update is its cancellation.
       sql<Date | null>`case when d.status = 'cancelled' then d.updated_at end`.as("cancelled_at"),
       sql<string>`coalesce(d.sender_display_name, a.company_name)`.as("sender"),
-      sql<number | null>`coalesce(t.latitude, z.latitude)`.as("latitude"),
-      sql<number | null>`coalesce(t.longitude, z.longitude)`.as("longitude"),
+      ...taskCoordinates,
       "r.id as round_id",
       "r.status as round_status",
     ])

@@ -1,4 +1,5 @@
 /** Delivery zones: the postal codes an account may send tasks to, each with a centroid. */
+import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 
 export interface ZoneValues {
@@ -67,3 +68,12 @@ export async function deleteZones(db: Db, accountId: number, postalCodes: string
     .execute();
   return rows.map((row) => row.postal_code);
 }
+
+/**
+ * A task's coordinates, as every map and ETA reads them: the place's own when the operator set
+ * them, else its zone's centroid. For a query with the task as `t` and its zone left-joined as `z`.
+ */
+export const taskCoordinates = [
+  sql<number | null>`coalesce(t.latitude, z.latitude)`.as("latitude"),
+  sql<number | null>`coalesce(t.longitude, z.longitude)`.as("longitude"),
+] as const;
