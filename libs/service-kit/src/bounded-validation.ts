@@ -13,7 +13,7 @@ import { unboundedNumbers, unboundedPaths, type ValidateFunction } from "@dos/co
 import { MAX_JSON_ENTRIES, MAX_JSON_FIELDS } from "./json-shape.ts";
 
 /** Bodies with more values than this are answered with their first problem only. */
-export const FULL_REPORT_MAX_VALUES = 2000;
+const FULL_REPORT_MAX_VALUES = 2000;
 
 const SIZE_KEYWORDS = new Set(["maxItems", "maxLength", "maxProperties"]);
 

@@ -11,7 +11,7 @@
  */
 
 /** Deepest nesting of objects and arrays a body may have; the deepest contract body has 4. */
-export const MAX_JSON_DEPTH = 32;
+const MAX_JSON_DEPTH = 32;
 /** Most fields of one object; the widest contract object has about 20. */
 export const MAX_JSON_FIELDS = 256;
 /** Most objects or arrays in one array; the longest contract array (zones per request) has 5,000. */
