@@ -15,7 +15,7 @@ import type { DB } from "./db/database.ts";
 import { createDeliveriesFeature } from "./deliveries/deliveries.feature.ts";
 import { createDispatchFeature } from "./dispatch/dispatch.feature.ts";
 import { createHousekeeping } from "./housekeeping/housekeeping.ts";
-import { openApiPlugin } from "./openapi/openapi.plugin.ts";
+import { openApiPlugin, opsOpenApiRoute } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
 import { createTariffReplica } from "./pricing/tariff-replica.ts";
@@ -90,8 +90,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   });
   // Public: the tracking page behind tracking_url, and proof images.
   await app.register(dispatch.publicRoutes);
-  // Public, and before the client routes so that the generator sees them.
-  await app.register(openApiPlugin, { publicUrl: config.API_PUBLIC_URL });
+  // Public, and before the client and operator routes so that the generators see them.
+  await app.register(openApiPlugin);
 
   // Client API: authenticated before the body is even parsed, so a stranger learns nothing.
   await app.register(
@@ -130,6 +130,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   await app.register(
     async (ops) => {
       ops.addHook("onRequest", bearerAuthHook(config.API_OPS_TOKEN));
+      await ops.register(opsOpenApiRoute);
       await ops.register(opsRoutes, {
         db,
         onAccessChange: () => authCache.clear(),

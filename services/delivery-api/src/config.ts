@@ -29,7 +29,7 @@ export const configSchema = Type.Object({
   API_PUBLIC_URL: Type.String({
     default: "http://localhost:3000",
     pattern: "^https?://",
-    description: "Public base URL, used in tracking links and OpenAPI.",
+    description: "Public base URL, used in tracking links.",
   }),
   API_BODY_LIMIT_BYTES: Type.Integer({
     default: 262_144,

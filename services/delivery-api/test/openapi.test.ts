@@ -45,8 +45,8 @@ test("/api/v2/openapi.json: public OpenAPI 3.1 with every client operation", asy
   assert.equal(doc.components.securitySchemes.userToken.name, "X-User-Token");
 
   const create = doc.paths["/api/v2/deliveries"].post;
-  assert.equal(create.requestBody.content["application/json"].schema.title, "DeliveryCreateInput");
-  assert.equal(create.responses["201"].content["application/json"].schema.title, "Delivery");
+  assert.equal(create.requestBody.content["application/json"].schema.$ref, "#/components/schemas/DeliveryCreateInput");
+  assert.equal(create.responses["201"].content["application/json"].schema.$ref, "#/components/schemas/Delivery");
   assert.ok(create.responses["422"], "the error answers are documented");
   assert.ok(
     create.parameters.some((p: { in: string; name: string }) => p.in === "header" && p.name === "idempotency-key"),
@@ -62,7 +62,8 @@ test("the outgoing webhooks are documented in the same document: their body and 
   const doc = (await api.app.inject({ method: "GET", url: "/api/v2/openapi.json" })).json();
   const webhook = doc.webhooks?.deliveryEvent?.post;
   assert.ok(webhook, `webhooks: ${JSON.stringify(Object.keys(doc.webhooks ?? {}))}`);
-  const body = webhook.requestBody.content["application/json"].schema;
+  assert.equal(webhook.requestBody.content["application/json"].schema.$ref, "#/components/schemas/DeliveryEvent");
+  const body = doc.components.schemas.DeliveryEvent;
   assert.equal(body.title, "DeliveryEvent");
   assert.deepEqual(body.properties.type.enum ?? body.properties.type.anyOf.map((t: { const: string }) => t.const), [
     "delivery.created",
@@ -71,7 +72,7 @@ test("the outgoing webhooks are documented in the same document: their body and 
     "delivery.status_changed",
     "delivery.redelivery_created",
   ]);
-  assert.equal(body.properties.payload.properties.delivery.title, "Delivery");
+  assert.equal(body.properties.payload.properties.delivery.$ref, "#/components/schemas/Delivery");
   assert.deepEqual(
     webhook.parameters.map((p: { in: string; name: string; required: boolean }) => [p.in, p.name, p.required]),
     [

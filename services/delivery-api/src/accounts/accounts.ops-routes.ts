@@ -29,13 +29,21 @@ const ids = (params: AccountParams & Partial<TokenParams>) => ({
 export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kysely<DB>; onAccessChange: () => void }) {
   const { db, onAccessChange } = options;
 
-  app.post<{ Body: CreateAccountBody }>("/accounts", { schema: { body: CreateAccountBody } }, async (request, reply) =>
-    reply.code(201).send(await createAccount(db, request.body)),
+  app.post<{ Body: CreateAccountBody }>(
+    "/accounts",
+    { schema: { operationId: "accounts.create", summary: "Create a client account", body: CreateAccountBody } },
+    async (request, reply) => reply.code(201).send(await createAccount(db, request.body)),
   );
 
   app.get<{ Querystring: ListAccountsQuery }>(
     "/accounts",
-    { schema: { querystring: ListAccountsQuery } },
+    {
+      schema: {
+        operationId: "accounts.list",
+        summary: "List client accounts, oldest first",
+        querystring: ListAccountsQuery,
+      },
+    },
     async (request, reply) => {
       const { query } = request;
       const page = await listAccountPage(db, query);
@@ -48,13 +56,21 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
     },
   );
 
-  app.get<{ Params: AccountParams }>("/accounts/:accountId", async (request) =>
-    getAccount(db, ids(request.params).accountId),
+  app.get<{ Params: AccountParams }>(
+    "/accounts/:accountId",
+    { schema: { operationId: "accounts.get", summary: "Show an account" } },
+    async (request) => getAccount(db, ids(request.params).accountId),
   );
 
   app.patch<{ Params: AccountParams; Body: UpdateAccountBody }>(
     "/accounts/:accountId",
-    { schema: { body: UpdateAccountBody } },
+    {
+      schema: {
+        operationId: "accounts.update",
+        summary: "Rename an account, change its settings or its rate limit",
+        body: UpdateAccountBody,
+      },
+    },
     async (request) => {
       const updated = await updateAccount(db, ids(request.params).accountId, request.body ?? {});
       onAccessChange();
@@ -64,22 +80,35 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
 
   app.post<{ Params: AccountParams; Body: CreateUserBody }>(
     "/accounts/:accountId/users",
-    { schema: { body: CreateUserBody } },
+    {
+      schema: {
+        operationId: "users.create",
+        summary: "Create a user (e-mails are unique across accounts)",
+        body: CreateUserBody,
+      },
+    },
     async (request, reply) => reply.code(201).send(await createUser(db, ids(request.params).accountId, request.body)),
   );
 
-  app.get<{ Params: AccountParams }>("/accounts/:accountId/users", async (request) =>
-    listUsers(db, ids(request.params).accountId),
+  app.get<{ Params: AccountParams }>(
+    "/accounts/:accountId/users",
+    { schema: { operationId: "users.list", summary: "List an account's users" } },
+    async (request) => listUsers(db, ids(request.params).accountId),
   );
 
-  app.get<{ Params: UserParams }>("/accounts/:accountId/users/:userId", async (request) => {
-    const { accountId, userId } = ids(request.params);
-    return getUser(db, accountId, userId);
-  });
+  app.get<{ Params: UserParams }>(
+    "/accounts/:accountId/users/:userId",
+    { schema: { operationId: "users.get", summary: "Show a user" } },
+    async (request) => {
+      const { accountId, userId } = ids(request.params);
+      return getUser(db, accountId, userId);
+    },
+  );
 
   app.post<{ Params: UserParams }>(
     "/accounts/:accountId/users/:userId/tokens",
 
+    { schema: { operationId: "tokens.create", summary: "Create an API token; it is shown once, in this answer" } },
     async (request, reply) => {
       const { accountId, userId } = ids(request.params);
       const created = await createToken(db, accountId, userId);
@@ -88,14 +117,19 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
     },
   );
 
-  app.get<{ Params: UserParams }>("/accounts/:accountId/users/:userId/tokens", async (request) => {
-    const { accountId, userId } = ids(request.params);
-    return listTokens(db, accountId, userId);
-  });
+  app.get<{ Params: UserParams }>(
+    "/accounts/:accountId/users/:userId/tokens",
+    { schema: { operationId: "tokens.list", summary: "List a user's API tokens (hints only)" } },
+    async (request) => {
+      const { accountId, userId } = ids(request.params);
+      return listTokens(db, accountId, userId);
+    },
+  );
 
   app.delete<{ Params: TokenParams }>(
     "/accounts/:accountId/users/:userId/tokens/:tokenId",
 
+    { schema: { operationId: "tokens.revoke", summary: "Revoke an API token" } },
     async (request) => {
       const { accountId, userId, tokenId } = ids(request.params);
       const revoked = await revokeToken(db, accountId, userId, tokenId);

@@ -19,6 +19,8 @@ export async function deliveriesOpsRoutes(app: FastifyInstance, options: Deliver
     {
       attachValidation: true,
       schema: {
+        operationId: "deliveries.set-status",
+        summary: "Move a delivery to a status (failed needs a failure reason)",
         params: DeliveryIdParams,
         body: Type.Object(
           {

@@ -51,6 +51,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
     {
       schema: {
         tags,
+        operationId: "deliveries.list",
         summary: "List deliveries",
         description: "Newest first, by pages. `Link` (first, prev, next, last) and `X-Total-Count` describe the pages.",
         querystring: DeliveryListQuery,
@@ -73,6 +74,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
     {
       schema: {
         tags,
+        operationId: "deliveries.create",
         summary: "Create a delivery",
         headers: IdempotencyHeaders,
         body: DeliveryCreateInput,
@@ -91,6 +93,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
     {
       schema: {
         tags,
+        operationId: "deliveries.quote",
         summary: "Price a delivery without creating it",
         description: "Takes a create body, applies every rule of create, and answers its price. Nothing is saved.",
         body: DeliveryCreateInput,
@@ -105,6 +108,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
     {
       schema: {
         tags,
+        operationId: "deliveries.latest",
         summary: "Get the latest delivery",
         querystring: Type.Pick(DeliveryListQuery, ["client_order_reference"]),
         response: { 200: Delivery, ...errors(401, 404, 422) },
@@ -119,6 +123,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
       attachValidation: true,
       schema: {
         tags,
+        operationId: "deliveries.get",
         summary: "Get a delivery",
         params: DeliveryIdParams,
         response: { 200: Delivery, ...errors(401, 404) },
@@ -134,6 +139,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
       attachValidation: true,
       schema: {
         tags,
+        operationId: method === "PATCH" ? "deliveries.update" : "deliveries.replace",
         summary: "Update a delivery",
         description:
           "Only the fields to change; nested task and place fields may be partial. `packages`, when given, " +
@@ -155,6 +161,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
       attachValidation: true,
       schema: {
         tags,
+        operationId: "deliveries.cancel",
         summary: "Cancel a delivery",
         description: "No body. Allowed while the delivery is saved or scheduled.",
         params: DeliveryIdParams,
@@ -176,6 +183,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
       attachValidation: true,
       schema: {
         tags,
+        operationId: "deliveries.redeliver",
         summary: "Create a redelivery of a failed delivery",
         description:
           "Any delivery field to change; nested task and place fields may be partial. direction, packages, " +

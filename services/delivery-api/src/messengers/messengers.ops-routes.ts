@@ -30,27 +30,39 @@ export async function requireMessenger(db: Kysely<DB>, id: number) {
 
 export async function messengersOpsRoutes(app: FastifyInstance, options: { db: Kysely<DB> }) {
   const { db } = options;
-  app.post<{ Body: MessengerBody }>("/messengers", { schema: { body: MessengerBody } }, async (request, reply) => {
-    const row = await db
-      .insertInto("messengers")
-      .values({ name: requiredText(request.body.name, "name"), phone: optionalText(request.body.phone) })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    return reply.code(201).send(messengerView(row));
-  });
+  app.post<{ Body: MessengerBody }>(
+    "/messengers",
+    { schema: { operationId: "messengers.create", summary: "Add a messenger", body: MessengerBody } },
+    async (request, reply) => {
+      const row = await db
+        .insertInto("messengers")
+        .values({ name: requiredText(request.body.name, "name"), phone: optionalText(request.body.phone) })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return reply.code(201).send(messengerView(row));
+    },
+  );
 
-  app.get("/messengers", async () => {
+  app.get("/messengers", { schema: { operationId: "messengers.list", summary: "List messengers" } }, async () => {
     const rows = await db.selectFrom("messengers").selectAll().where("simulated", "=", false).orderBy("id").execute();
     return rows.map(messengerView);
   });
 
-  app.get<{ Params: { id: string } }>("/messengers/:id", async (request) =>
-    messengerView(await requireMessenger(db, pathId(request.params.id, "messenger"))),
+  app.get<{ Params: { id: string } }>(
+    "/messengers/:id",
+    { schema: { operationId: "messengers.get", summary: "Show a messenger" } },
+    async (request) => messengerView(await requireMessenger(db, pathId(request.params.id, "messenger"))),
   );
 
   app.patch<{ Params: { id: string }; Body: Partial<MessengerBody> }>(
     "/messengers/:id",
-    { schema: { body: MessengerPatch } },
+    {
+      schema: {
+        operationId: "messengers.update",
+        summary: "Rename a messenger or change its phone",
+        body: MessengerPatch,
+      },
+    },
     async (request) => {
       const id = pathId(request.params.id, "messenger");
       const current = await requireMessenger(db, id);

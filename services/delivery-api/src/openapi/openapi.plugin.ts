@@ -1,21 +1,31 @@
 /**
- * The OpenAPI 3.1 document of the client API, generated from the route schemas (the contracts
- * schemas that also validate requests), at /api/v2/openapi.json, and a self-contained docs page
- * at /api/v2/docs (Swagger UI served from its own package, nothing from a CDN). Both are public.
- * Register before the client routes: the generator sees only routes registered after it.
+ * The two OpenAPI 3.1 documents of delivery-api, generated from the route schemas (the contracts
+ * schemas that also validate requests):
+ * - the client API's, public at /api/v2/openapi.json, with a self-contained docs page at
+ *   /api/v2/docs (Swagger UI served from its own package, nothing from a CDN);
+ * - the operator API's, at /ops/v1/openapi.json, behind the operator token like the rest of /ops
+ *   (opsOpenApiRoute, registered inside that context).
+ * Both are finished the same way (finishDocument): titled schemas become shared components, and
+ * the headers and error answers every operation of the surface has are declared once.
+ * libs/contracts/openapi/ holds both as files (write-documents.ts), which consumers build from.
+ * Register before the routes: the generator sees only routes registered after it.
  */
 import { DeliveryEvent } from "@dos/contracts";
 import { PAGE_CSP } from "@dos/service-kit";
 import swagger, { type OpenAPIV3_2 } from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifySchema } from "fastify";
 import fp from "fastify-plugin";
 
-export interface OpenApiOptions {
-  publicUrl: string;
+declare module "fastify" {
+  interface FastifyInstance {
+    /** The operator API's document (the client API's is `swagger()`). */
+    opsSwagger: () => OpenAPIV3_2.Document;
+  }
 }
 
-const CLIENT_PREFIX = "/api/v2/";
+export const CLIENT_PREFIX = "/api/v2";
+export const OPS_PREFIX = "/ops/v1";
 
 /**
  * The kit's page policy, plus the one style element Swagger UI's script inserts (by its hash, so
@@ -25,10 +35,75 @@ const CLIENT_PREFIX = "/api/v2/";
 const SWAGGER_UI_STYLE = "'sha256-RL3ie0nH+Lzz2YNqQN83mnU0J1ot4QL7b99vMdIX99w='";
 const DOCS_CSP = PAGE_CSP.replace("style-src 'self'", `style-src 'self' ${SWAGGER_UI_STYLE}`);
 
-async function openApi(app: FastifyInstance, options: OpenApiOptions) {
-  await app.register(swagger, {
-    openapi: {
-      openapi: "3.1.0",
+type Json = Record<string, unknown>;
+interface Answer {
+  description?: string;
+  headers?: Record<string, unknown>;
+  content?: Json;
+}
+interface Operation {
+  operationId?: string;
+  tags?: string[];
+  responses?: Record<string, Answer>;
+}
+interface Document extends Json {
+  paths?: Record<string, Record<string, unknown>>;
+  webhooks?: Json;
+  components?: { schemas?: Json } & Json;
+}
+/** The document @fastify/swagger built, to finish (its typings also allow a Swagger 2 one). */
+const openapiOf = (built: object) => ("openapiObject" in built ? built.openapiObject : {}) as Document;
+
+/** Headers declared once in components.headers and referenced by the answers that carry them. */
+const HEADERS = {
+  RateLimit: {
+    description:
+      'The account\'s live budget (IETF RateLimit fields): `"account";r=<requests left>;t=<seconds until whole>`.',
+    schema: { type: "string" },
+    example: '"account";r=97;t=1',
+  },
+  "RateLimit-Policy": {
+    description: 'The account\'s quota: `"account";q=<requests>;w=<window seconds>`.',
+    schema: { type: "string" },
+    example: '"account";q=100;w=5',
+  },
+  "Retry-After": {
+    description: "Seconds to wait before trying again.",
+    schema: { type: "string", pattern: "^[0-9]+$" },
+    example: "5",
+  },
+} as const;
+
+interface Surface {
+  prefix: string;
+  /** Headers on every answer of the surface. */
+  everyAnswer: Array<keyof typeof HEADERS>;
+  /** Refusals every operation of the surface may answer (authentication, rate limits). */
+  refusals: Record<string, string>;
+}
+
+const SURFACES = {
+  client: {
+    prefix: CLIENT_PREFIX,
+    everyAnswer: ["RateLimit", "RateLimit-Policy"],
+    refusals: {
+      401: "X-User-Email and X-User-Token do not name an active token.",
+      429: "The account's rate limit, or the address's failed-authentication budget, is spent.",
+    },
+  },
+  ops: {
+    prefix: OPS_PREFIX,
+    everyAnswer: [],
+    refusals: { 401: "Authorization: Bearer <operator token> is missing or wrong." },
+  },
+} satisfies Record<string, Surface>;
+
+const ERROR_EXAMPLE = { errors: ["recipient_phone is not a valid phone number"] };
+
+async function openApi(app: FastifyInstance) {
+  await app.register(
+    swagger,
+    documentOptions(SURFACES.client, {
       info: {
         title: "Delivery Ordering Service — client API",
         version: "2",
@@ -39,7 +114,9 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions) {
           "until whole>`) fields, and a request past it is answered 429 with `Retry-After` (seconds). " +
           "Decisions on what the specification leaves open are in docs/spec-decisions.md.",
       },
-      servers: [{ url: options.publicUrl }],
+      // The host that serves the document (API_PUBLIC_URL in production): the files do not
+      // depend on one deployment's configuration.
+      servers: [{ url: "/", description: "The host serving this document." }],
       components: {
         securitySchemes: {
           userEmail: { type: "apiKey", in: "header", name: "X-User-Email" },
@@ -50,14 +127,28 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions) {
       tags: [
         { name: "deliveries", description: "Deliveries, their tasks and packages." },
         { name: "package types", description: "The account's package type catalogue." },
+        { name: "webhooks", description: "Endpoints the account's delivery events are POSTed to." },
       ],
       webhooks: { deliveryEvent: deliveryEventWebhook },
-    },
-    // Only the client API is documented: the operator API, probes and docs routes stay out.
-    transform: ({ schema, url }) => {
-      const documented = url.startsWith(CLIENT_PREFIX) && !url.startsWith(`${CLIENT_PREFIX}docs`);
-      return { schema: documented ? schema : { ...schema, hide: true }, url };
-    },
+    }),
+  );
+  await app.register(swagger, {
+    decorator: "opsSwagger",
+    ...documentOptions(SURFACES.ops, {
+      info: {
+        title: "Delivery Ordering Service — operator API",
+        version: "1",
+        description:
+          "The operator's side: client accounts, their users and API tokens, places, zones, package types, " +
+          "tariffs (pricing) and webhooks (webhook-dispatcher) of an account, and dispatch (messengers, vehicles, " +
+          "rounds, tasks). Served only on delivery-api's internal listener (API_OPS_PORT). Every error answer " +
+          'is `{"errors": ["<field label> <problem>"]}`. The operator CLI (tools/ops-cli) is generated from ' +
+          "this document: each operationId `<group>.<action>` is the command `<group> <action>`.",
+      },
+      servers: [{ url: "/", description: "delivery-api's internal listener (API_OPS_PORT)." }],
+      components: { securitySchemes: { operatorToken: { type: "http", scheme: "bearer" } } },
+      security: [{ operatorToken: [] }],
+    }),
   });
   await app.register(swaggerUi, { routePrefix: "/api/v2/docs", uiConfig: { deepLinking: true }, staticCSP: DOCS_CSP });
   app.get("/api/v2/openapi.json", { schema: { hide: true } }, async () => app.swagger());
@@ -65,9 +156,108 @@ async function openApi(app: FastifyInstance, options: OpenApiOptions) {
 
 export const openApiPlugin = fp(openApi, { name: "openapi" });
 
+/** GET /ops/v1/openapi.json; register inside the /ops/v1 context, behind the operator token. */
+export async function opsOpenApiRoute(ops: FastifyInstance) {
+  ops.get("/openapi.json", { schema: { hide: true } }, async () => ops.opsSwagger());
+}
+
+/** @fastify/swagger's options for one surface's document: its routes only, finished alike. */
+function documentOptions(surface: Surface, openapi: Omit<OpenAPIV3_2.Document, "openapi" | "paths">) {
+  return {
+    openapi: {
+      openapi: "3.1.0",
+      ...openapi,
+      info: { ...openapi.info, license: { name: "Proprietary", identifier: "LicenseRef-Proprietary" } },
+    },
+    // JSON Schema's own `const`, as OpenAPI 3.1 allows: then the webhook body (given as JSON
+    // Schema, not converted) and the routes' schemas agree, and share their components.
+    convertConstToEnum: false,
+    transform: only(surface.prefix),
+    transformObject: (built: object) => finishDocument(openapiOf(built), surface),
+  };
+}
+
+/** Keeps the routes under `prefix` (less its docs routes) in a document. */
+function only(prefix: string) {
+  return ({ schema, url }: { schema: FastifySchema; url: string }) => {
+    const documented = url.startsWith(`${prefix}/`) && !url.startsWith(`${prefix}/docs`);
+    return { schema: documented ? schema : { ...schema, hide: true }, url };
+  };
+}
+
+/**
+ * What both documents share beyond the routes' own schemas: every titled schema (the contracts'
+ * ErrorBody, Delivery, Webhook, Tariff…) once in components.schemas and a $ref wherever it is
+ * used; the surface's refusals and headers on every operation; an example of the error body;
+ * the operationId's group as the tag of an operation that names none.
+ */
+export function finishDocument(doc: Document, surface: Surface): Document {
+  const schemas: Record<string, Json> = {};
+  const hoist = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(hoist);
+    if (typeof node !== "object" || node === null) return node;
+    const copy: Json = {};
+    for (const [key, value] of Object.entries(node)) copy[key] = hoist(value);
+    const title = copy.title;
+    if (typeof title !== "string" || !("type" in copy || "anyOf" in copy)) return copy;
+    const known = schemas[title];
+    // Two different schemas with one title (a Partial of a titled object) stay inline.
+    if (known && JSON.stringify(known) !== JSON.stringify(copy)) return copy;
+    schemas[title] = copy;
+    return { $ref: `#/components/schemas/${title}` };
+  };
+  const paths = hoist(doc.paths) as Document["paths"];
+  const webhooks = doc.webhooks && (hoist(doc.webhooks) as Document["webhooks"]);
+  const errorBody = schemas.ErrorBody;
+  if (errorBody) errorBody.examples = [ERROR_EXAMPLE];
+  const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
+
+  for (const pathItem of Object.values(paths ?? {})) {
+    for (const [method, value] of Object.entries(pathItem ?? {})) {
+      if (!["get", "put", "post", "patch", "delete"].includes(method)) continue;
+      const operation = value as Operation;
+      if (!operation.tags?.length && operation.operationId)
+        operation.tags = [operation.operationId.split(".")[0] ?? ""];
+      operation.responses ??= {};
+      const responses = operation.responses;
+      for (const [status, description] of Object.entries(surface.refusals)) {
+        responses[status] ??= {
+          description,
+          content: { "application/json": { schema: { $ref: "#/components/schemas/ErrorBody" } } },
+        };
+      }
+      for (const [status, response] of Object.entries(responses)) {
+        const names: Array<keyof typeof HEADERS> = [...surface.everyAnswer];
+        if (status === "429" || status === "503") names.push("Retry-After");
+        response.headers ??= {};
+        const headers = response.headers;
+        for (const name of names) headers[name] ??= headerRef(name);
+        if (Object.keys(headers).length === 0) delete response.headers;
+        if (response.description === "Default Response" && status.startsWith("2")) response.description = "Done.";
+      }
+    }
+  }
+  const used = new Set([...surface.everyAnswer, "Retry-After"] as Array<keyof typeof HEADERS>);
+  return {
+    ...doc,
+    paths,
+    ...(webhooks ? { webhooks } : {}),
+    components: {
+      ...doc.components,
+      schemas: { ...doc.components?.schemas, ...sorted(schemas) },
+      headers: Object.fromEntries([...used].map((name) => [name, HEADERS[name]])),
+    },
+  };
+}
+
+function sorted<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
+}
+
 /** What the webhook dispatcher POSTs to a registered endpoint (docs/webhooks.md in full). */
 const deliveryEventWebhook: OpenAPIV3_2.PathItemObject = {
   post: {
+    operationId: "deliveryEvent",
     summary: "A delivery changed",
     description:
       "POSTed to each webhook endpoint of the account (`/api/v2/webhooks`) for every delivery change of the kinds " +

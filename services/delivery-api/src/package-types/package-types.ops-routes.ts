@@ -28,13 +28,25 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
 
   app.get<{ Params: AccountParams; Querystring: ListPackageTypesQuery }>(
     "/accounts/:accountId/package_types",
-    { schema: { querystring: ListPackageTypesQuery } },
+    {
+      schema: {
+        operationId: "package-types.list",
+        summary: "List the account's package types",
+        querystring: ListPackageTypesQuery,
+      },
+    },
     async (request) => listOpsPackageTypes(db, ids(request.params).accountId, request.query.include_archived),
   );
 
   app.post<{ Params: AccountParams; Body: CreatePackageTypeBody }>(
     "/accounts/:accountId/package_types",
-    { schema: { body: CreatePackageTypeBody } },
+    {
+      schema: {
+        operationId: "package-types.create",
+        summary: "Add a package type to the account's catalogue",
+        body: CreatePackageTypeBody,
+      },
+    },
     async (request, reply) =>
       reply.code(201).send(await createPackageType(db, ids(request.params).accountId, request.body)),
   );
@@ -42,6 +54,7 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
   app.get<{ Params: TypeParams }>(
     "/accounts/:accountId/package_types/:packageTypeId",
 
+    { schema: { operationId: "package-types.get", summary: "Show a package type" } },
     async (request) => {
       const { accountId, typeId } = ids(request.params);
       return getPackageType(db, accountId, typeId);
@@ -50,7 +63,13 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
 
   app.patch<{ Params: TypeParams; Body: UpdatePackageTypeBody }>(
     "/accounts/:accountId/package_types/:packageTypeId",
-    { schema: { body: UpdatePackageTypeBody } },
+    {
+      schema: {
+        operationId: "package-types.update",
+        summary: "Change a package type (archived false restores it)",
+        body: UpdatePackageTypeBody,
+      },
+    },
     async (request) => {
       const { accountId, typeId } = ids(request.params);
       return changePackageType(db, accountId, typeId, request.body);
@@ -60,6 +79,12 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
   app.delete<{ Params: TypeParams }>(
     "/accounts/:accountId/package_types/:packageTypeId",
 
+    {
+      schema: {
+        operationId: "package-types.archive",
+        summary: "Archive a package type (clients no longer see or use it)",
+      },
+    },
     async (request) => {
       const { accountId, typeId } = ids(request.params);
       return archivePackageType(db, accountId, typeId);

@@ -12,6 +12,7 @@ export async function packageTypesRoutes(app: FastifyInstance, options: { db: Ky
     "/package_types",
     {
       schema: {
+        operationId: "package-types.list",
         summary: "List package types",
         description: "The package types configured for the account, usable as `package_type_id` in packages.",
         tags: ["package types"],

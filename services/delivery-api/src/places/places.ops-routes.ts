@@ -29,40 +29,65 @@ export async function placesOpsRoutes(app: FastifyInstance, options: { db: Kysel
   const accountOf = (params: AccountParams) => pathId(params.accountId, "account");
   const addressOf = (params: AddressParams) => pathId(params.addressId, "address");
 
-  app.get<{ Params: AccountParams }>("/accounts/:accountId/default_place", async (request) =>
-    getDefaultPlace(db, accountOf(request.params)),
+  app.get<{ Params: AccountParams }>(
+    "/accounts/:accountId/default_place",
+    { schema: { operationId: "places.get-default", summary: "Show the account's default place" } },
+    async (request) => getDefaultPlace(db, accountOf(request.params)),
   );
 
   app.put<{ Params: AccountParams; Body: PlaceBody }>(
     "/accounts/:accountId/default_place",
-    { schema: { body: PlaceBody } },
+    {
+      schema: {
+        operationId: "places.set-default",
+        summary: "Set (or replace) the account's default place",
+        body: PlaceBody,
+      },
+    },
     async (request) => putDefaultPlace(db, accountOf(request.params), request.body),
   );
 
-  app.get<{ Params: AccountParams }>("/accounts/:accountId/addresses", async (request) =>
-    listAddresses(db, accountOf(request.params)),
+  app.get<{ Params: AccountParams }>(
+    "/accounts/:accountId/addresses",
+    { schema: { operationId: "addresses.list", summary: "List saved addresses" } },
+    async (request) => listAddresses(db, accountOf(request.params)),
   );
 
   app.post<{ Params: AccountParams; Body: PlaceBody }>(
     "/accounts/:accountId/addresses",
-    { schema: { body: PlaceBody } },
+    {
+      schema: {
+        operationId: "addresses.create",
+        summary: "Save an address (its id is what a task may be given as)",
+        body: PlaceBody,
+      },
+    },
     async (request, reply) =>
       reply.code(201).send(await createSavedAddress(db, accountOf(request.params), request.body)),
   );
 
-  app.get<{ Params: AddressParams }>("/accounts/:accountId/addresses/:addressId", async (request) =>
-    getSavedAddress(db, accountOf(request.params), addressOf(request.params)),
+  app.get<{ Params: AddressParams }>(
+    "/accounts/:accountId/addresses/:addressId",
+    { schema: { operationId: "addresses.get", summary: "Show a saved address" } },
+    async (request) => getSavedAddress(db, accountOf(request.params), addressOf(request.params)),
   );
 
   app.patch<{ Params: AddressParams; Body: PlacePatchBody }>(
     "/accounts/:accountId/addresses/:addressId",
-    { schema: { body: PlacePatchBody } },
+    {
+      schema: {
+        operationId: "addresses.update",
+        summary: "Change fields of a saved address (null clears an optional one)",
+        body: PlacePatchBody,
+      },
+    },
     async (request) => patchSavedAddress(db, accountOf(request.params), addressOf(request.params), request.body),
   );
 
   app.delete<{ Params: AddressParams }>(
     "/accounts/:accountId/addresses/:addressId",
 
+    { schema: { operationId: "addresses.delete", summary: "Delete a saved address" } },
     async (request, reply) => {
       await removeSavedAddress(db, accountOf(request.params), addressOf(request.params));
       return reply.code(204).send();

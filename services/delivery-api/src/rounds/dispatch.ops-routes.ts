@@ -67,32 +67,68 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
 
   app.post<{ Body: Static<typeof CreateRoundBody> }>(
     "/rounds",
-    { schema: { body: CreateRoundBody } },
+    {
+      schema: {
+        operationId: "rounds.create",
+        summary: "Plan a round for a messenger (and a vehicle)",
+        body: CreateRoundBody,
+      },
+    },
     async (request, reply) => reply.code(201).send(await rounds.create(request.body)),
   );
-  app.get<{ Querystring: Static<typeof RoundsQuery> }>("/rounds", { schema: { querystring: RoundsQuery } }, (request) =>
-    rounds.list(request.query.status),
+  app.get<{ Querystring: Static<typeof RoundsQuery> }>(
+    "/rounds",
+    { schema: { operationId: "rounds.list", summary: "List rounds, newest first", querystring: RoundsQuery } },
+    (request) => rounds.list(request.query.status),
   );
-  app.get<P>("/rounds/:id", (request) => rounds.get(roundId(request.params)));
+  app.get<P>(
+    "/rounds/:id",
+    { schema: { operationId: "rounds.get", summary: "Show a round and its tasks" } },
+    (request) => rounds.get(roundId(request.params)),
+  );
   app.post<P & { Body: Static<typeof AddDeliveryBody> }>(
     "/rounds/:id/deliveries",
-    { schema: { body: AddDeliveryBody } },
+    {
+      schema: {
+        operationId: "rounds.add-delivery",
+        summary: "Assign a saved delivery to the round (it becomes scheduled)",
+        body: AddDeliveryBody,
+      },
+    },
     (request) => rounds.addDelivery(roundId(request.params), request.body.delivery_id),
   );
-  app.delete<{ Params: { id: string; deliveryId: string } }>("/rounds/:id/deliveries/:deliveryId", (request) =>
-    rounds.removeDelivery(roundId(request.params), pathId(request.params.deliveryId, "delivery")),
+  app.delete<{ Params: { id: string; deliveryId: string } }>(
+    "/rounds/:id/deliveries/:deliveryId",
+    { schema: { operationId: "rounds.remove-delivery", summary: "Take a delivery out of a planned round" } },
+    (request) => rounds.removeDelivery(roundId(request.params), pathId(request.params.deliveryId, "delivery")),
   );
-  app.post<P>("/rounds/:id/start", (request) => rounds.start(roundId(request.params)));
-  app.post<P>("/rounds/:id/end", (request) => rounds.end(roundId(request.params)));
+  app.post<P>("/rounds/:id/start", { schema: { operationId: "rounds.start", summary: "Start a round" } }, (request) =>
+    rounds.start(roundId(request.params)),
+  );
+  app.post<P>("/rounds/:id/end", { schema: { operationId: "rounds.end", summary: "End a round" } }, (request) =>
+    rounds.end(roundId(request.params)),
+  );
 
-  app.post<P>("/tasks/:id/start", (request) => tasks.start(taskId(request.params)));
+  app.post<P>(
+    "/tasks/:id/start",
+    { schema: { operationId: "tasks.start", summary: "Start a task (tracking SMS to the recipient)" } },
+    (request) => tasks.start(taskId(request.params)),
+  );
   app.post<P & { Body: Static<typeof CompleteBody> }>(
     "/tasks/:id/complete",
-    { schema: { body: CompleteBody } },
+    {
+      schema: {
+        operationId: "tasks.complete",
+        summary: "Complete a task (pickup: picked_up, dropoff: delivered)",
+        body: CompleteBody,
+      },
+    },
     (request) => tasks.complete(taskId(request.params), request.body ?? {}),
   );
-  app.post<P & { Body: Static<typeof FailBody> }>("/tasks/:id/fail", { schema: { body: FailBody } }, (request) =>
-    tasks.fail(taskId(request.params), request.body),
+  app.post<P & { Body: Static<typeof FailBody> }>(
+    "/tasks/:id/fail",
+    { schema: { operationId: "tasks.fail", summary: "Fail a task (the delivery becomes failed)", body: FailBody } },
+    (request) => tasks.fail(taskId(request.params), request.body),
   );
 
   // Proof images: raw JPEG or PNG bodies, only on these two routes.
@@ -111,22 +147,45 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
       }
       return { type: type as "image/jpeg" | "image/png", bytes: body };
     };
-    uploads.put<P>("/tasks/:id/signature", async (request, reply) => {
-      const { type, bytes } = image(request.headers["content-type"], request.body);
-      return reply.code(201).send(await tasks.upload(taskId(request.params), "signature", type, bytes));
-    });
-    uploads.post<P>("/tasks/:id/pictures", async (request, reply) => {
-      const { type, bytes } = image(request.headers["content-type"], request.body);
-      return reply.code(201).send(await tasks.upload(taskId(request.params), "picture", type, bytes));
-    });
+    uploads.put<P>(
+      "/tasks/:id/signature",
+      {
+        schema: {
+          operationId: "tasks.upload-signature",
+          summary: "Upload the recipient's signature (a JPEG or PNG body)",
+        },
+      },
+      async (request, reply) => {
+        const { type, bytes } = image(request.headers["content-type"], request.body);
+        return reply.code(201).send(await tasks.upload(taskId(request.params), "signature", type, bytes));
+      },
+    );
+    uploads.post<P>(
+      "/tasks/:id/pictures",
+      { schema: { operationId: "tasks.add-picture", summary: "Add a proof picture (a JPEG or PNG body)" } },
+      async (request, reply) => {
+        const { type, bytes } = image(request.headers["content-type"], request.body);
+        return reply.code(201).send(await tasks.upload(taskId(request.params), "picture", type, bytes));
+      },
+    );
   });
 
   app.post<P & { Body: Static<typeof PositionBody> }>(
     "/messengers/:id/positions",
-    { schema: { body: PositionBody } },
+    {
+      schema: {
+        operationId: "messengers.record-position",
+        summary: "Record a messenger's phone position",
+        body: PositionBody,
+      },
+    },
     async (request) =>
       recordPhonePosition(options.db, options.positions, pathId(request.params.id, "messenger"), request.body),
   );
 
-  app.post("/fleet/rebuild", () => options.fleet.rebuild());
+  app.post(
+    "/fleet/rebuild",
+    { schema: { operationId: "fleet.rebuild", summary: "Rewrite the FLEET bucket from the database" } },
+    () => options.fleet.rebuild(),
+  );
 }

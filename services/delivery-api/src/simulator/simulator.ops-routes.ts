@@ -31,14 +31,24 @@ async function view(db: Kysely<DB>, accountId: number) {
 
 export async function simulatorOpsRoutes(app: FastifyInstance, options: { db: Kysely<DB> }) {
   const { db } = options;
-  app.get<{ Params: { id: string } }>("/accounts/:id/courier_simulator", async (request) => {
-    const account = await requireAccount(db, pathId(request.params.id, "account"));
-    return view(db, account.id);
-  });
+  app.get<{ Params: { id: string } }>(
+    "/accounts/:id/courier_simulator",
+    { schema: { operationId: "simulator.get", summary: "Show the courier simulator setting of an account" } },
+    async (request) => {
+      const account = await requireAccount(db, pathId(request.params.id, "account"));
+      return view(db, account.id);
+    },
+  );
 
   app.put<{ Params: { id: string }; Body: Static<typeof SimulatorBody> }>(
     "/accounts/:id/courier_simulator",
-    { schema: { body: SimulatorBody } },
+    {
+      schema: {
+        operationId: "simulator.set",
+        summary: "Switch the courier simulator of a test account",
+        body: SimulatorBody,
+      },
+    },
     async (request) => {
       const account = await requireAccount(db, pathId(request.params.id, "account"));
       if (account.environment !== "test") {

@@ -69,15 +69,25 @@ export async function tariffsOpsRoutes(app: FastifyInstance, options: TariffsOps
     return checked.value;
   }
 
-  app.get<{ Params: AccountParams }>("/accounts/:accountId/tariffs", async (request) => {
-    const account_id = await accountId(request.params);
-    const reply = await ask(request, names.subjects.pricingTariffsList, { account_id }, validateList);
-    return reply.tariffs;
-  });
+  app.get<{ Params: AccountParams }>(
+    "/accounts/:accountId/tariffs",
+    { schema: { operationId: "tariffs.list", summary: "List the account's tariff versions (pricing service)" } },
+    async (request) => {
+      const account_id = await accountId(request.params);
+      const reply = await ask(request, names.subjects.pricingTariffsList, { account_id }, validateList);
+      return reply.tariffs;
+    },
+  );
 
   app.post<{ Params: AccountParams; Body: TariffInput }>(
     "/accounts/:accountId/tariffs",
-    { schema: { body: TariffInput } },
+    {
+      schema: {
+        operationId: "tariffs.create",
+        summary: "Store a new tariff version (see the pricing README)",
+        body: TariffInput,
+      },
+    },
     async (request, reply) => {
       const account_id = await accountId(request.params);
       const tariff = await ask(

@@ -60,7 +60,13 @@ export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kys
   const { db } = options;
   app.post<{ Body: CreateVehicleBody }>(
     "/vehicles",
-    { schema: { body: CreateVehicleBody } },
+    {
+      schema: {
+        operationId: "vehicles.create",
+        summary: "Add a vehicle (its External ID is the geolocation interface's vehicle_id)",
+        body: CreateVehicleBody,
+      },
+    },
     async (request, reply) => {
       const body = request.body;
       try {
@@ -86,18 +92,30 @@ export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kys
     },
   );
 
-  app.get("/vehicles", async () => {
-    const rows = await db.selectFrom("vehicles").select("id").orderBy("id").execute();
-    return Promise.all(rows.map((row) => vehicleView(db, row.id)));
-  });
+  app.get(
+    "/vehicles",
+    { schema: { operationId: "vehicles.list", summary: "List vehicles and their active round" } },
+    async () => {
+      const rows = await db.selectFrom("vehicles").select("id").orderBy("id").execute();
+      return Promise.all(rows.map((row) => vehicleView(db, row.id)));
+    },
+  );
 
-  app.get<{ Params: { id: string } }>("/vehicles/:id", async (request) =>
-    vehicleView(db, pathId(request.params.id, "vehicle")),
+  app.get<{ Params: { id: string } }>(
+    "/vehicles/:id",
+    { schema: { operationId: "vehicles.get", summary: "Show a vehicle" } },
+    async (request) => vehicleView(db, pathId(request.params.id, "vehicle")),
   );
 
   app.patch<{ Params: { id: string }; Body: UpdateVehicleBody }>(
     "/vehicles/:id",
-    { schema: { body: UpdateVehicleBody } },
+    {
+      schema: {
+        operationId: "vehicles.update",
+        summary: "Change a vehicle's provider, label or provider token",
+        body: UpdateVehicleBody,
+      },
+    },
     async (request) => {
       const id = pathId(request.params.id, "vehicle");
       const body = request.body ?? {};

@@ -35,6 +35,7 @@ export async function webhooksOpsRoutes(app: FastifyInstance, options: WebhooksO
     {
       schema: {
         tags: webhookTags,
+        operationId: "webhooks.enable",
         summary: "Enable a disabled webhook endpoint",
         description:
           "After a 410 or sustained failures disabled it: the next events are sent again. Events dead-lettered " +

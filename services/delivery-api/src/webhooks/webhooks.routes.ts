@@ -78,13 +78,18 @@ export function registerWebhookRoutes(app: FastifyInstance, bus: WebhooksBus, su
     {
       schema: {
         tags: webhookTags,
+        operationId: "webhooks.create",
         summary: "Register a webhook endpoint",
         description:
           "Every change of the account's deliveries is POSTed to `url`, signed (see docs/webhooks.md). " +
           "`events` limits the kinds sent; absent or null means every kind. The `secret` is shown only here.",
         params: Type.Object(surface.params),
         body: WebhookCreateInput,
-        response: { 201: WebhookCreated, ...webhookErrors(401, 422, 503) },
+        response: {
+          // The declared headers are documentation only: the serializer reads the body schema.
+          201: { ...WebhookCreated, headers: { location: Type.String({ description: "The new endpoint's URL." }) } },
+          ...webhookErrors(401, 422, 503),
+        },
       },
     },
     async (request, reply) => {
@@ -104,6 +109,7 @@ export function registerWebhookRoutes(app: FastifyInstance, bus: WebhooksBus, su
     {
       schema: {
         tags: webhookTags,
+        operationId: "webhooks.list",
         summary: "List webhook endpoints",
         params: Type.Object(surface.params),
         response: { 200: Type.Array(Webhook), ...webhookErrors(401, 503) },
@@ -117,6 +123,7 @@ export function registerWebhookRoutes(app: FastifyInstance, bus: WebhooksBus, su
     {
       schema: {
         tags: webhookTags,
+        operationId: "webhooks.delete",
         summary: "Delete a webhook endpoint",
         description: "Its pending events are dropped.",
         params: IdParams,
@@ -134,6 +141,7 @@ export function registerWebhookRoutes(app: FastifyInstance, bus: WebhooksBus, su
     {
       schema: {
         tags: webhookTags,
+        operationId: "webhooks.rotate",
         summary: "Rotate the signing secret",
         description:
           "The new secret is shown only here; the previous one keeps signing too until `previous_secret_expires_at`.",
@@ -152,6 +160,7 @@ export function registerWebhookRoutes(app: FastifyInstance, bus: WebhooksBus, su
     {
       schema: {
         tags: webhookTags,
+        operationId: "webhooks.attempts",
         summary: "Recent delivery attempts",
         description:
           "Newest first: event, status code, duration, error and outcome (`dead_lettered` after the last attempt).",
@@ -169,6 +178,7 @@ export function registerWebhookRoutes(app: FastifyInstance, bus: WebhooksBus, su
     {
       schema: {
         tags: webhookTags,
+        operationId: "webhooks.replay",
         summary: "Send every event since a time again",
         description: "Each event keeps its `webhook-id`, so a receiver that already has it can recognise it.",
         params: IdParams,

@@ -41,31 +41,46 @@ export async function zonesOpsRoutes(app: FastifyInstance, options: { db: Kysely
   const { db } = options;
   const accountOf = (params: AccountParams) => pathId(params.accountId, "account");
 
-  app.get<{ Params: AccountParams }>("/accounts/:accountId/zones", async (request) =>
-    getZones(db, accountOf(request.params)),
+  app.get<{ Params: AccountParams }>(
+    "/accounts/:accountId/zones",
+    { schema: { operationId: "zones.list", summary: "List delivery zones" } },
+    async (request) => getZones(db, accountOf(request.params)),
   );
 
   app.post<{ Params: AccountParams; Body: ZonesBody }>(
     "/accounts/:accountId/zones",
-    { schema: { body: AddZonesBody } },
+    {
+      schema: {
+        operationId: "zones.add",
+        summary: "Add zones, or move the centroid of existing ones",
+        body: AddZonesBody,
+      },
+    },
     async (request) => saveZones(db, accountOf(request.params), request.body.zones, false),
   );
 
   app.put<{ Params: AccountParams; Body: ZonesBody }>(
     "/accounts/:accountId/zones",
-    { schema: { body: ReplaceZonesBody } },
+    {
+      schema: {
+        operationId: "zones.set",
+        summary: "Replace all the account's zones with these (none clears them)",
+        body: ReplaceZonesBody,
+      },
+    },
     async (request) => saveZones(db, accountOf(request.params), request.body.zones, true),
   );
 
   app.delete<{ Params: AccountParams; Body: RemoveZonesBody }>(
     "/accounts/:accountId/zones",
-    { schema: { body: RemoveZonesBody } },
+    { schema: { operationId: "zones.remove", summary: "Remove zones (all or none)", body: RemoveZonesBody } },
     async (request) => removeZones(db, accountOf(request.params), request.body.postal_codes),
   );
 
   app.delete<{ Params: AccountParams & { postalCode: string } }>(
     "/accounts/:accountId/zones/:postalCode",
 
+    { schema: { operationId: "zones.remove-one", summary: "Remove one zone" } },
     async (request) => removeZones(db, accountOf(request.params), [request.params.postalCode], true),
   );
 }
