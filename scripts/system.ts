@@ -32,6 +32,8 @@ export interface SystemOptions {
   /** DATABASE_URL, NATS_URL, NATS_NAMESPACE, secrets and any other variable every service gets. */
   env: Record<string, string>;
   basePort: number;
+  /** Variables of one service only, over `env` (its own NATS user, say). */
+  serviceEnv?: Partial<Record<ServiceSpec["name"], Record<string, string>>>;
   /** Where each service's log goes (a file per service); omitted: inherited stdout. */
   logDir?: string;
   readyTimeoutMs?: number;
@@ -81,6 +83,7 @@ export function startService(spec: ServiceSpec, options: SystemOptions): Running
     env: {
       ...process.env,
       ...options.env,
+      ...options.serviceEnv?.[spec.name],
       PORT: String(port),
       HOST: "127.0.0.1",
       ...(spec.internal ? { [spec.internal.variable]: String(internalPort) } : {}),

@@ -115,14 +115,18 @@ function ownPostgres(data: string, port: number) {
   };
 }
 
-function ownNats(storeDir: string, port: number) {
+/**
+ * A `nats-server -js` on loopback `port` with its data in `storeDir`; `extraArgs` add to the
+ * command line (`-c <file>` for a configuration, `-l <file>` for a log). Its pid goes beside
+ * `storeDir` (nats.pid) for reapLeftovers.
+ */
+export function ownNats(storeDir: string, port: number, extraArgs: string[] = []) {
   let child: ChildProcess | undefined;
   return {
     async start() {
       mkdirSync(storeDir, { recursive: true });
-      const server = spawn("nats-server", ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir], {
-        stdio: "ignore",
-      });
+      const args = ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", storeDir, ...extraArgs];
+      const server = spawn("nats-server", args, { stdio: "ignore" });
       child = server;
       writeFileSync(path.join(storeDir, "..", "nats.pid"), String(server.pid));
       const deadline = Date.now() + 15_000;

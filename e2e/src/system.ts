@@ -12,6 +12,7 @@ import {
   type RunningSystem,
   SERVICES,
   type ServiceSpec,
+  type SystemOptions,
   startService,
   startSystem,
   waitReady,
@@ -21,6 +22,7 @@ export const OPS_TOKEN = "e2e-operator-token-0123456789abcdef";
 
 export interface SystemUnderTest extends RunningSystem {
   env: Record<string, string>;
+  serviceEnv: SystemOptions["serviceEnv"];
   basePort: number;
   /** Stops the services (if still running) and drops the database. */
   teardown(): Promise<void>;
@@ -30,6 +32,8 @@ export interface BootOptions {
   /** Another database than a fresh one on the test run's PostgreSQL (the fault suite's own server). */
   database?: { url: string; drop(): Promise<void> };
   natsUrl?: string;
+  /** Variables of one service only (its own NATS user, say). */
+  serviceEnv?: SystemOptions["serviceEnv"];
   /** Service logs go to files here instead of the test's output. */
   logDir?: string;
   /** The client API's rate limits as the services set them by default, not out of reach. */
@@ -66,10 +70,11 @@ export async function bootSystemUnderTest(
     ...extraEnv,
   };
   await migrateAll(env);
-  const system = await startSystem({ env, basePort, logDir: options.logDir });
+  const system = await startSystem({ env, basePort, serviceEnv: options.serviceEnv, logDir: options.logDir });
   return {
     ...system,
     env,
+    serviceEnv: options.serviceEnv,
     basePort,
     async teardown() {
       await system.stop();
@@ -89,7 +94,12 @@ export async function restartService(
 ): Promise<RunningService> {
   const spec = SERVICES.find((s) => s.name === name) as ServiceSpec;
   const index = system.services.findIndex((s) => s.spec.name === name);
-  const restarted = startService(spec, { env: system.env, basePort: system.basePort, logDir });
+  const restarted = startService(spec, {
+    env: system.env,
+    serviceEnv: system.serviceEnv,
+    basePort: system.basePort,
+    logDir,
+  });
   system.services[index] = restarted;
   await waitReady(restarted, 60_000);
   return restarted;

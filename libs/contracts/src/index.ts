@@ -1,5 +1,6 @@
 export * from "./bounds.ts";
 export * from "./names.ts";
+export * from "./permissions.ts";
 export * from "./pricing-rules.ts";
 export * from "./schemas/common.ts";
 export * from "./schemas/delivery.ts";

@@ -12,13 +12,20 @@ import {
 } from "@nats-io/jetstream";
 import { Kvm } from "@nats-io/kv";
 import { type NatsConnection, nanos } from "@nats-io/nats-core";
-import { DELIVERY_EVENTS_RETENTION_DAYS, natsNames, RATE_LIMIT_MAX_WINDOW_SECONDS } from "./names.ts";
+import { DELIVERY_EVENTS_RETENTION_DAYS, natsNames, RATE_LIMIT_MAX_WINDOW_SECONDS, type ServiceName } from "./names.ts";
+import { ownsStream } from "./permissions.ts";
 
 export interface TopologyOptions {
   /** Prefix of every name (see names.ts); empty in production. */
   namespace?: string;
   /** Replicas of every stream and bucket: 1 locally, 3 in production. */
   replicas?: number;
+  /**
+   * The service ensuring the topology: it creates what is missing but updates only the streams
+   * and buckets it owns (see permissions.ts; its NATS user may not update the others). Omitted
+   * (tools, tests): everything is updated.
+   */
+  service?: ServiceName;
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -96,14 +103,18 @@ export interface TopologyResult {
   created: string[];
   updated: string[];
   unchanged: string[];
+  /** Differ from the contracts but belong to another service, which updates them at its boot. */
+  leftToOwner: string[];
 }
 
 /** Creates the streams and buckets that are missing and updates those that differ. */
 export async function ensureTopology(nc: NatsConnection, options: TopologyOptions = {}): Promise<TopologyResult> {
   const jsm = await jetstreamManager(nc);
-  const result: TopologyResult = { created: [], updated: [], unchanged: [] };
+  const result: TopologyResult = { created: [], updated: [], unchanged: [], leftToOwner: [] };
+  const mayUpdate = (stream: string) =>
+    options.service === undefined || ownsStream(options.service, stream, options.namespace);
   for (const config of streamConfigs(options)) {
-    await ensureStream(jsm, config, result);
+    await ensureStream(jsm, config, result, mayUpdate(config.name));
   }
   const kvm = new Kvm(nc);
   for (const bucket of bucketConfigs(options)) {
@@ -114,7 +125,7 @@ export async function ensureTopology(nc: NatsConnection, options: TopologyOption
   return result;
 }
 
-async function ensureStream(jsm: JetStreamManager, config: StreamConfig, result: TopologyResult) {
+async function ensureStream(jsm: JetStreamManager, config: StreamConfig, result: TopologyResult, mayUpdate: boolean) {
   const current = await streamInfo(jsm, config.name);
   if (!current) {
     await jsm.streams.add(config);
@@ -127,6 +138,10 @@ async function ensureStream(jsm: JetStreamManager, config: StreamConfig, result:
   );
   if (!differs) {
     result.unchanged.push(config.name);
+    return;
+  }
+  if (!mayUpdate) {
+    result.leftToOwner.push(config.name);
     return;
   }
   await jsm.streams.update(config.name, { ...current, ...pick(config) });

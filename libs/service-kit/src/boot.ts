@@ -2,18 +2,18 @@
  * The common boot of a service's main.ts: logger, PostgreSQL pool, NATS connection and
  * topology, the app the service builds, listen, and shutdown on SIGTERM in the right order.
  */
-import { ensureTopology } from "@dos/contracts";
+import { ensureTopology, inboxPrefix, type ServiceName } from "@dos/contracts";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createDatabase, type Database } from "./db.ts";
 import { type InternalListener, listenInternal } from "./internal-listener.ts";
 import { createLifecycle, exitOnSignals, type Lifecycle } from "./lifecycle.ts";
 import { createLogger } from "./logger.ts";
-import { connectNats, type NatsHandle } from "./nats.ts";
+import { connectNats, type NatsCredentialsConfig, type NatsHandle, natsCredentials } from "./nats.ts";
 import { initTracing, type Tracing, type TracingConfig } from "./tracing.ts";
 
 /** The variables boot needs; every service's config has them (see commonConfig). */
-export interface BootConfig extends TracingConfig {
+export interface BootConfig extends TracingConfig, NatsCredentialsConfig {
   DATABASE_URL: string;
   NATS_URL: string;
   NATS_NAMESPACE: string;
@@ -44,7 +44,7 @@ export interface BuiltService {
 }
 
 export interface BootOptions<C extends BootConfig> {
-  service: string;
+  service: ServiceName;
   /** The schema the service owns in PostgreSQL. */
   schema: string;
   config: C;
@@ -81,12 +81,17 @@ async function boot<C extends BootConfig>(options: BootOptions<C>, logger: Logge
   await database.check().catch((error: Error) => {
     throw new Error(`cannot reach PostgreSQL (DATABASE_URL): ${error.message}`);
   });
-  const nats = await connectNats(config.NATS_URL, options.service, logger).catch((error: Error) => {
+  const nats = await connectNats(config.NATS_URL, options.service, logger, {
+    ...natsCredentials(config),
+    // Replies to this service arrive under its own prefix, which only its NATS user may read.
+    inboxPrefix: inboxPrefix(options.service, config.NATS_NAMESPACE),
+  }).catch((error: Error) => {
     throw new Error(`cannot reach NATS (NATS_URL): ${error.message}`);
   });
   const topology = await ensureTopology(nats.nc, {
     namespace: config.NATS_NAMESPACE,
     replicas: config.NATS_STREAM_REPLICAS,
+    service: options.service,
   });
   logger.info(topology, "NATS topology ensured");
 

@@ -6,6 +6,7 @@
 
 import { compileValidator } from "@dos/contracts";
 import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
+import { natsCredentials } from "./nats.ts";
 import { SAMPLER_NAMES } from "./tracing-sampler.ts";
 
 export class ConfigError extends Error {
@@ -16,6 +17,23 @@ export class ConfigError extends Error {
 export const commonConfig = {
   DATABASE_URL: Type.String({ pattern: "^postgres(ql)?://", description: "PostgreSQL connection URL." }),
   NATS_URL: Type.String({ pattern: "^(nats|tls)://", description: "NATS server URL(s), comma-separated." }),
+  NATS_USER: Type.String({
+    default: "",
+    description: "NATS user (with NATS_PASSWORD); one authentication method at most.",
+  }),
+  NATS_PASSWORD: Type.String({ default: "", description: "Password of NATS_USER." }),
+  NATS_TOKEN: Type.String({ default: "", description: "NATS authentication token." }),
+  NATS_NKEY_SEED_FILE: Type.String({ default: "", description: "File holding the NATS user's nkey seed (SU…)." }),
+  NATS_CREDS_FILE: Type.String({ default: "", description: "NATS credentials file (user JWT and nkey seed)." }),
+  NATS_TLS_CA_FILE: Type.String({
+    default: "",
+    description: "CA bundle (PEM) that verifies the NATS server; implies TLS.",
+  }),
+  NATS_TLS_CERT_FILE: Type.String({
+    default: "",
+    description: "Client certificate (PEM) for NATS mutual TLS, with NATS_TLS_KEY_FILE.",
+  }),
+  NATS_TLS_KEY_FILE: Type.String({ default: "", description: "Private key (PEM) of NATS_TLS_CERT_FILE." }),
   NATS_NAMESPACE: Type.String({
     default: "",
     pattern: "^[a-z0-9_]*$",
@@ -167,6 +185,11 @@ function checkRelations(values: Record<string, unknown>): void {
     throw new ConfigError(
       `HTTP_HEADERS_TIMEOUT_MS is invalid: must not exceed HTTP_REQUEST_TIMEOUT_MS (${headers} > ${request})`,
     );
+  }
+  try {
+    natsCredentials(values);
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
   }
 }
 
