@@ -193,33 +193,66 @@ for (const overlay of overlays) {
       }
     });
 
-    test("ingress routes /api, /track and /media to delivery-api, /external to geo-ingest hashed per vehicle, and never /ops", () => {
-      const routes = of(objects, "Ingress").flatMap((ingress) =>
-        ingress.spec.rules.flatMap((rule: Any) =>
-          rule.http.paths.map((p: Any) => ({
-            path: p.path,
-            service: p.backend.service.name,
-            port: p.backend.service.port.name,
-            ingress,
+    test("the Gateway serves /api, /track and /media from delivery-api and /external from geo-ingest, over TLS, and never /ops", () => {
+      const [gateway] = of(objects, "Gateway");
+      const https = gateway.spec.listeners.find((l: Any) => l.protocol === "HTTPS");
+      assert.equal(https.port, 443);
+      assert.equal(https.tls.mode, "Terminate");
+      assert.match(https.tls.certificateRefs[0].name, /tls$/);
+      const hostname = https.hostname;
+      const routes = of(objects, "HTTPRoute").flatMap((route) =>
+        route.spec.rules.flatMap((rule: Any) =>
+          (rule.matches ?? [{ path: { type: "PathPrefix", value: "/" } }]).map((match: Any) => ({
+            route,
+            path: match.path.value,
+            backends: (rule.backendRefs ?? []).map((b: Any) => `${b.name}:${b.port}`),
+            redirect: rule.filters?.find((f: Any) => f.type === "RequestRedirect")?.requestRedirect,
           })),
         ),
       );
-      const to = (path: string) => routes.find((r) => r.path === path);
-      for (const path of ["/api", "/track", "/media"]) {
-        assert.deepEqual([to(path)?.service, to(path)?.port], ["delivery-api", "http"], path);
+      for (const { route } of routes) {
+        assert.deepEqual(route.spec.hostnames, [hostname], `${route.metadata.name}: the Gateway's hostname`);
+        assert.ok(route.spec.parentRefs.every((p: Any) => p.name === gateway.metadata.name));
       }
-      assert.equal(to("/external")?.service, "geo-ingest");
-      assert.equal(
-        to("/external")?.ingress.metadata.annotations["nginx.ingress.kubernetes.io/upstream-hash-by"],
-        "$uri",
+      const served = routes.filter((r) => r.route.spec.parentRefs.some((p: Any) => p.sectionName === https.name));
+      const to = (path: string) => served.find((r) => r.path === path)?.backends;
+      for (const path of ["/api", "/track", "/media"]) assert.deepEqual(to(path), ["delivery-api:80"], path);
+      assert.deepEqual(to("/external"), ["geo-ingest:80"]);
+      assert.deepEqual(
+        served.map((r) => r.path).sort(),
+        ["/api", "/external", "/media", "/track"],
+        "nothing else is public",
       );
-      // Nothing routes the operator API, by path or by pointing at its port or Service.
-      for (const route of routes) {
-        assert.ok(!route.path.startsWith("/ops") && route.path !== "/", `${route.path} is routed`);
-        assert.notEqual(route.service, "delivery-api-ops", `${route.path} → the operator Service`);
-        assert.equal(route.port, "http", `${route.path} → port ${route.port}`);
+      // The services' port 80 is their public one ("http"); the operator API is on delivery-api-ops only.
+      for (const route of served) assert.ok(!route.backends.some((b: string) => b.startsWith("delivery-api-ops")));
+      // Plain HTTP only redirects to HTTPS.
+      const plain = routes.filter((r) => !served.includes(r));
+      assert.ok(plain.length > 0 && plain.every((r) => r.redirect?.scheme === "https" && r.backends.length === 0));
+    });
+
+    test("one tracker's positions reach one geo-ingest replica: consistent hashing on the source address", () => {
+      const [policy] = of(objects, "BackendTrafficPolicy");
+      assert.deepEqual(policy.spec.targetRefs, [
+        { group: "gateway.networking.k8s.io", kind: "HTTPRoute", name: "geo-ingest" },
+      ]);
+      assert.equal(policy.spec.loadBalancer.type, "ConsistentHash");
+      assert.equal(policy.spec.loadBalancer.consistentHash.type, "SourceIP");
+      // The route it names is the one serving /external.
+      const route = of(objects, "HTTPRoute").find((r) => r.metadata.name === "geo-ingest");
+      assert.equal(route.spec.rules[0].matches[0].path.value, "/external");
+    });
+
+    test("only the Gateway's Envoy pods reach the services' public ports", () => {
+      for (const name of ["delivery-api", "geo-ingest"]) {
+        const policy = of(objects, "NetworkPolicy").find((p) => p.metadata.name === name);
+        const fromGateway = policy.spec.ingress.find((rule: Any) =>
+          rule.from.some((peer: Any) => peer.podSelector?.matchLabels?.["gateway.envoyproxy.io/owning-gateway-name"]),
+        );
+        assert.deepEqual(fromGateway.from[0].podSelector.matchLabels, {
+          "gateway.envoyproxy.io/owning-gateway-name": "dos",
+          "gateway.envoyproxy.io/owning-gateway-namespace": "dos",
+        });
       }
-      assert.deepEqual(routes.map((r) => r.path).sort(), ["/api", "/external", "/media", "/track"]);
     });
 
     test("every Deployment connects to NATS over TLS as its own user, its password from its own Secret", () => {
