@@ -80,6 +80,35 @@ for (const overlay of overlays) {
       }
     });
 
+    /** The HPA, or the KEDA ScaledObject (which creates the HPA), scaling a Deployment, with its bounds. */
+    const autoscalerOf = (name: string) => {
+      const hpa = of(objects, "HorizontalPodAutoscaler").find((h) => h.spec.scaleTargetRef.name === name);
+      if (hpa) return { min: hpa.spec.minReplicas, max: hpa.spec.maxReplicas };
+      const scaled = of(objects, "ScaledObject").find((o) => o.spec.scaleTargetRef.name === name);
+      return scaled && { min: scaled.spec.minReplicaCount, max: scaled.spec.maxReplicaCount };
+    };
+
+    test("no Deployment that an autoscaler scales sets replicas: an apply or a sync never resets a scaled-out service", () => {
+      for (const deployment of deployments) {
+        assert.ok(autoscalerOf(deployment.metadata.name), deployment.metadata.name);
+        assert.equal(deployment.spec.replicas, undefined, `${deployment.metadata.name}: replicas`);
+      }
+    });
+
+    test("geo-ingest scales on its write queue and its request rate (KEDA, Prometheus), not only CPU", () => {
+      const [scaled] = of(objects, "ScaledObject").filter((o) => o.spec.scaleTargetRef.name === "geo-ingest");
+      const prometheus = scaled.spec.triggers.filter((t: Any) => t.type === "prometheus");
+      const query = (metric: string) => prometheus.find((t: Any) => t.metadata.query.includes(metric))?.metadata;
+      assert.match(query("geo_write_queue_rows")?.query ?? "", /service="geo-ingest"/);
+      assert.match(query("http_request_duration_seconds_count")?.query ?? "", /rate\(.*service="geo-ingest"/);
+      for (const trigger of prometheus) {
+        assert.ok(Number(trigger.metadata.threshold) > 0, trigger.name);
+        assert.match(trigger.metadata.serverAddress, /^http:\/\/.+\.monitoring\.svc:9090$/);
+      }
+      assert.ok(readme.includes("`geo_write_queue_rows`"), "the metric is documented");
+      assert.equal(scaled.spec.advanced.horizontalPodAutoscalerConfig.name, "geo-ingest");
+    });
+
     test("every Deployment has probes, resources, a locked-down security context and a drain-aware shutdown", () => {
       const drainSeconds = Number(common.data.SHUTDOWN_TIMEOUT_MS) / 1000;
       for (const deployment of deployments) {
@@ -116,7 +145,7 @@ for (const overlay of overlays) {
       }
     });
 
-    test("every Deployment has a Service, ServiceAccount, PDB, NetworkPolicy, consistent HPA and migration Job", () => {
+    test("every Deployment has a Service, ServiceAccount, PDB, NetworkPolicy, an autoscaler and a migration Job", () => {
       for (const deployment of deployments) {
         const name = deployment.metadata.name;
         const labels = deployment.spec.template.metadata.labels;
@@ -136,10 +165,9 @@ for (const overlay of overlays) {
           of(objects, "NetworkPolicy").some((p) => selects(p.spec.podSelector.matchLabels ?? {}, labels)),
           `${name}: NetworkPolicy`,
         );
-        const hpa = of(objects, "HorizontalPodAutoscaler").find((h) => h.spec.scaleTargetRef.name === name);
-        assert.ok(hpa, `${name}: HorizontalPodAutoscaler`);
-        assert.equal(hpa.spec.minReplicas, deployment.spec.replicas, `${name}: HPA minReplicas = replicas`);
-        assert.ok(hpa.spec.maxReplicas >= hpa.spec.minReplicas, `${name}: HPA maxReplicas`);
+        const scaler = autoscalerOf(name);
+        assert.ok(scaler, `${name}: a HorizontalPodAutoscaler or a KEDA ScaledObject`);
+        assert.ok(scaler.min >= 2 && scaler.max >= scaler.min, `${name}: ${scaler.min}..${scaler.max} replicas`);
         const job = of(objects, "Job").find((j) => j.metadata.name === `${name}-migrate`);
         assert.ok(job, `${name}: migration Job`);
         const [migrate] = job.spec.template.spec.containers;
