@@ -6,7 +6,7 @@
  * deploy/k8s/schemas, validated with ajv). There is no network at test time: every schema is here.
  */
 import { spawnSync } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Gateway as GatewayV1, HTTPRoute } from "@kubernetes-models/gateway-api/gateway.networking.k8s.io/v1";
 import { ScaledObject } from "@kubernetes-models/keda/keda.sh/v1alpha1";
@@ -45,14 +45,6 @@ export function kustomize(dir: string): K8sObject[] {
   }
   if (result.status !== 0) throw new Error(`kubectl kustomize ${dir}: ${result.stderr}`);
   return parseAllDocuments(result.stdout).map((document) => document.toJS() as K8sObject);
-}
-
-/** The objects of plain YAML files (deploy/prometheus and the like), in file order. */
-export function readManifests(dir: string): K8sObject[] {
-  return readdirSync(dir)
-    .filter((file) => /\.ya?ml$/.test(file))
-    .sort()
-    .flatMap((file) => parseAllDocuments(readFileSync(path.join(dir, file), "utf8")).map((d) => d.toJS() as K8sObject));
 }
 
 type Validator = (object: K8sObject) => void;

@@ -20,7 +20,6 @@ import {
   k8sDir as k8s,
   kustomize,
   podTemplate,
-  readManifests,
   splitImage,
   validateObject,
 } from "../src/k8s.ts";
@@ -367,7 +366,7 @@ describe("dependencies and observability", () => {
   });
 
   test("the database and monitoring objects are valid against their kinds' schemas (the CNPG Cluster only on a cluster)", () => {
-    const objects = [...kustomize(join(k8s, "database")), ...readManifests(join(root, "deploy", "prometheus"))];
+    const objects = [...kustomize(join(k8s, "database")), ...kustomize(join(root, "deploy", "monitoring"))];
     for (const object of objects) {
       // No schema here for the Cluster (deploy/k8s/schemas/README.md): a server-side dry run checks it.
       if (object.kind === "Cluster") continue;
@@ -390,8 +389,47 @@ describe("dependencies and observability", () => {
     assert.equal(backup.spec.cluster.name, cluster.metadata.name);
   });
 
+  test("kube-prometheus-stack picks the monitors up: its release label, a dashboard for the Grafana sidecar, absolute runbook links", () => {
+    const objects = kustomize(join(root, "deploy", "monitoring"));
+    for (const kind of ["PodMonitor", "PrometheusRule"]) {
+      const [object] = of(objects, kind);
+      // The chart's default selectors (…SelectorNilUsesHelmValues) match `release: <release name>`.
+      assert.equal(object?.metadata.labels?.release, "kube-prometheus-stack", kind);
+      assert.equal(object.metadata.namespace, "dos", kind);
+    }
+    const [monitor] = of(objects, "PodMonitor");
+    assert.deepEqual(monitor.spec.selector.matchLabels, {
+      "app.kubernetes.io/part-of": "delivery-ordering-service",
+      "app.kubernetes.io/component": "server",
+    });
+    const dashboards = of(objects, "ConfigMap").filter((c) => c.metadata.labels?.grafana_dashboard === "1");
+    assert.equal(dashboards.length, 1, "one ConfigMap for the sidecar");
+    assert.equal(dashboards[0].metadata.namespace, "monitoring");
+    const [json] = Object.values(dashboards[0].data) as string[];
+    assert.deepEqual(
+      JSON.parse(json as string),
+      JSON.parse(readFileSync(join(root, "deploy", "monitoring", "dashboard.json"), "utf8")),
+    );
+    // Each runbook link is absolute and names a section of this README that exists.
+    const anchors = new Set(
+      [...readme.matchAll(/^#{2,3} (.+)$/gm)].map(([, title]) =>
+        (title as string)
+          .toLowerCase()
+          .replace(/[^a-z0-9 -]/g, "")
+          .replaceAll(" ", "-"),
+      ),
+    );
+    const [rule] = of(objects, "PrometheusRule");
+    for (const alert of rule.spec.groups.flatMap((g: Any) => g.rules)) {
+      const url = new URL(alert.annotations.runbook_url);
+      assert.equal(url.protocol, "https:", alert.alert);
+      assert.match(url.pathname, /\/deploy\/README\.md$/, alert.alert);
+      assert.ok(anchors.has(url.hash.slice(1)), `${alert.alert}: ${url.hash} is a section of deploy/README.md`);
+    }
+  });
+
   test("alerts cover error rate, latency, outbox age, consumer lag, dead letters and readiness", () => {
-    const [rule] = readYaml("prometheus/alerts.yaml");
+    const [rule] = readYaml("monitoring/alerts.yaml");
     const exprs = rule.spec.groups.flatMap((g: Any) => g.rules.map((r: Any) => r.expr)).join("\n");
     for (const metric of [
       "http_request_duration_seconds_count",
@@ -403,7 +441,7 @@ describe("dependencies and observability", () => {
     ]) {
       assert.ok(exprs.includes(metric), metric);
     }
-    const dashboard = JSON.parse(readFileSync(join(root, "deploy", "grafana", "dashboard.json"), "utf8"));
+    const dashboard = JSON.parse(readFileSync(join(root, "deploy", "monitoring", "dashboard.json"), "utf8"));
     const used = JSON.stringify(dashboard.panels);
     for (const metric of [
       "deliveries_created_total",
