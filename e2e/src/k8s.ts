@@ -78,6 +78,7 @@ const validators: Record<string, () => Validator> = {
   "monitoring.coreos.com/v1/PrometheusRule": () => model(PrometheusRule),
   "keda.sh/v1alpha1/ScaledObject": () => model(ScaledObject),
   "postgresql.cnpg.io/v1/ScheduledBackup": () => vendored("postgresql.cnpg.io/scheduledbackup_v1.json"),
+  "postgresql.cnpg.io/v1/ImageCatalog": () => vendored("postgresql.cnpg.io/imagecatalog_v1.json"),
   "barmancloud.cnpg.io/v1/ObjectStore": () => vendored("barmancloud.cnpg.io/objectstore_v1.json"),
 };
 const compiled = new Map<string, Validator>();

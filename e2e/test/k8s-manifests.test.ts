@@ -366,7 +366,11 @@ describe("dependencies and observability", () => {
   });
 
   test("the database and monitoring objects are valid against their kinds' schemas (the CNPG Cluster only on a cluster)", () => {
-    const objects = [...kustomize(join(k8s, "database")), ...kustomize(join(root, "deploy", "monitoring"))];
+    const objects = [
+      ...kustomize(join(k8s, "database")),
+      ...kustomize(join(k8s, "database", "restore")),
+      ...kustomize(join(root, "deploy", "monitoring")),
+    ];
     for (const object of objects) {
       // No schema here for the Cluster (deploy/k8s/schemas/README.md): a server-side dry run checks it.
       if (object.kind === "Cluster") continue;
@@ -374,19 +378,56 @@ describe("dependencies and observability", () => {
     }
   });
 
-  test("TimescaleDB runs on CloudNativePG with backups to object storage", () => {
+  test("TimescaleDB runs on CloudNativePG from an image pinned by digest, backed up by the Barman Cloud Plugin", () => {
     const objects = kustomize(join(k8s, "database"));
-    const cluster = objects.find((o) => o.kind === "Cluster") as Any;
+    const one = (kind: string) => objects.find((o) => o.kind === kind) as Any;
+    const cluster = one("Cluster");
     assert.equal(cluster.apiVersion, "postgresql.cnpg.io/v1");
     assert.equal(cluster.spec.instances, 3);
-    assert.match(cluster.spec.imageName, /timescale/);
-    assert.notEqual(splitImage(cluster.spec.imageName)[1] ?? "latest", "latest");
+    assert.equal(cluster.spec.imageName, undefined, "the image comes from the catalog, by digest");
+    const catalog = one("ImageCatalog");
+    assert.equal(cluster.spec.imageCatalogRef.name, catalog.metadata.name);
+    const image = catalog.spec.images.find((i: Any) => i.major === cluster.spec.imageCatalogRef.major).image;
+    assert.match(image, /^docker\.io\/timescale\/timescaledb-ha@sha256:[0-9a-f]{64}$/);
     assert.ok(cluster.spec.postgresql.shared_preload_libraries.includes("timescaledb"));
-    assert.match(cluster.spec.backup.barmanObjectStore.destinationPath, /^s3:\/\//);
+    // Backups through the plugin only: the in-tree barmanObjectStore is deprecated since CNPG 1.26.
+    assert.equal(cluster.spec.backup, undefined);
+    const store = one("ObjectStore");
+    assert.match(store.spec.configuration.destinationPath, /^s3:\/\//);
+    assert.deepEqual(cluster.spec.plugins, [
+      {
+        name: "barman-cloud.cloudnative-pg.io",
+        isWALArchiver: true,
+        parameters: { barmanObjectName: store.metadata.name },
+      },
+    ]);
+    const backup = one("ScheduledBackup");
+    assert.equal(backup.spec.cluster.name, cluster.metadata.name);
+    assert.equal(backup.spec.method, "plugin");
+    assert.equal(backup.spec.pluginConfiguration.name, "barman-cloud.cloudnative-pg.io");
     const roles = cluster.spec.managed.roles.map((r: Any) => r.passwordSecret.name).sort();
     assert.deepEqual(roles, services.map((s) => `${s}-db`).sort());
-    const backup = objects.find((o) => o.kind === "ScheduledBackup") as Any;
-    assert.equal(backup.spec.cluster.name, cluster.metadata.name);
+
+    // The restore drill recovers from those backups and never archives into them.
+    const [restore] = kustomize(join(k8s, "database", "restore")) as Any[];
+    const source = restore.spec.externalClusters.find((c: Any) => c.name === restore.spec.bootstrap.recovery.source);
+    assert.deepEqual(source.plugin.parameters, {
+      barmanObjectName: store.metadata.name,
+      serverName: cluster.metadata.name,
+    });
+    const archive = restore.spec.plugins.find((p: Any) => p.isWALArchiver).parameters;
+    assert.equal(archive.barmanObjectName, store.metadata.name);
+    assert.notEqual(archive.serverName, cluster.metadata.name, "the drill archives under its own server name");
+    assert.deepEqual(restore.spec.imageCatalogRef, cluster.spec.imageCatalogRef);
+  });
+
+  test("the NATS chart version is pinned", () => {
+    const values = readFileSync(join(k8s, "nats", "values.yaml"), "utf8");
+    assert.match(values, /helm upgrade --install nats nats\/nats --version \d+\.\d+\.\d+ /);
+    assert.ok(
+      readme.includes(`nats/nats --version ${/--version (\S+)/.exec(values)?.[1]}`),
+      "the README installs the same version",
+    );
   });
 
   test("kube-prometheus-stack picks the monitors up: its release label, a dashboard for the Grafana sidecar, absolute runbook links", () => {
