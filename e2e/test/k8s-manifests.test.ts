@@ -172,7 +172,15 @@ for (const overlay of overlays) {
         const [migrate] = job.spec.template.spec.containers;
         assert.equal(migrate.image, deployment.spec.template.spec.containers[0].image, `${name}: same image`);
         assert.deepEqual(migrate.command, ["/nodejs/bin/node", `services/${name}/dist/src/migrate.js`]);
-        assert.equal(job.metadata.annotations["argocd.argoproj.io/hook"], "PreSync", `${name}: runs before rollout`);
+        // Argo CD: the ConfigMaps the Job reads (wave -2), then the Job, awaited (-1), then the rollout (0).
+        const wave = (o: Any) => Number(o.metadata.annotations?.["argocd.argoproj.io/sync-wave"] ?? 0);
+        assert.ok(wave(job) < wave(deployment), `${name}: migrates before the rollout`);
+        for (const source of migrate.envFrom) {
+          const map = of(objects, "ConfigMap").find((c) => c.metadata.name === source.configMapRef.name);
+          assert.ok(wave(map) < wave(job), `${name}: ${map.metadata.name} is applied before the Job reads it`);
+          assert.equal(map.metadata.labels["app.kubernetes.io/component"], "configuration");
+        }
+        assert.equal(job.metadata.annotations["argocd.argoproj.io/sync-options"], "Replace=true", `${name}: recreated`);
       }
       const denyAll = of(objects, "NetworkPolicy").find(
         (p) => Object.keys(p.spec.podSelector).length === 0 && !p.spec.ingress && !p.spec.egress,
