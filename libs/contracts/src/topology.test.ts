@@ -70,6 +70,23 @@ test("ensureTopology updates a stream whose configuration drifted", async () => 
   assert.equal(repaired.config.max_age, wanted?.max_age);
 });
 
+test("a service updates only the streams it owns; another's drift is left to its owner", async () => {
+  const names = natsNames(namespace);
+  await ensureTopology(nc, { namespace });
+  const jsm = await jetstreamManager(nc);
+  const info = await jsm.streams.info(names.streams.deliveryEvents);
+  const drifted = 24 * 3600 * 1_000_000_000;
+  await jsm.streams.update(names.streams.deliveryEvents, { ...info.config, max_age: drifted });
+
+  const geoIngest = await ensureTopology(nc, { namespace, service: "geo-ingest" });
+  assert.deepEqual(geoIngest.leftToOwner, [names.streams.deliveryEvents]);
+  assert.deepEqual(geoIngest.updated, []);
+  assert.equal((await jsm.streams.info(names.streams.deliveryEvents)).config.max_age, drifted);
+
+  const deliveryApi = await ensureTopology(nc, { namespace, service: "delivery-api" });
+  assert.deepEqual(deliveryApi.updated, [names.streams.deliveryEvents], "its owner repairs it");
+});
+
 test("every stream subject lives under the namespace", () => {
   for (const config of streamConfigs({ namespace })) {
     for (const subject of config.subjects ?? []) assert.ok(subject.startsWith(`${namespace}.`), subject);
