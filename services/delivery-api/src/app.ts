@@ -14,6 +14,7 @@ import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { createDeliveriesFeature } from "./deliveries/deliveries.feature.ts";
 import { createDispatchFeature } from "./dispatch/dispatch.feature.ts";
+import { urlWithoutSecrets } from "./dispatch/tracking/tracking.routes.ts";
 import { createHousekeeping } from "./housekeeping/housekeeping.ts";
 import { openApiPlugin, opsOpenApiRoute } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
@@ -21,7 +22,6 @@ import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
 import { createTariffReplica } from "./pricing/tariff-replica.ts";
 import { createAccountLimiter } from "./rate-limits/account-limiter.ts";
 import { accountRateLimitHook } from "./rate-limits/rate-limit.hook.ts";
-import { urlWithoutSecrets } from "./tracking/tracking.routes.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
 

@@ -12,7 +12,7 @@ import { waitFor } from "@dos/service-kit/testing";
 import { launchChromium } from "@dos/service-kit/testing-browser";
 import { jetstream } from "@nats-io/jetstream";
 import type { Browser } from "playwright-core";
-import { storeEta } from "../src/positions/positions.repository.ts";
+import { storeEta } from "../src/dispatch/positions/positions.repository.ts";
 import { type DeliveriesTestbed, startDeliveriesTestbed } from "./delivery-fixtures.ts";
 import { createDelivery, dispatch, getDelivery, opsClient } from "./dispatch-fixtures.ts";
 import type { OpsClient } from "./ops-client.ts";

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
-import { pathId } from "../ops/ops-input.ts";
+import { pathId } from "../http/request-input.ts";
 import { CreateAccountBody, CreateUserBody, ListAccountsQuery, UpdateAccountBody } from "./accounts.schemas.ts";
 import { createAccount, getAccount, listAccountPage, updateAccount } from "./accounts.service.ts";
 import { createToken, createUser, getUser, listTokens, listUsers, revokeToken } from "./users.service.ts";

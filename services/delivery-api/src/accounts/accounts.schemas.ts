@@ -1,7 +1,7 @@
 /** Bodies of the operator API for accounts, users and API tokens (TypeBox, checked at the edge). */
 import { LIMITS, RATE_LIMIT_MAX_WINDOW_SECONDS, ShortText } from "@dos/contracts";
 import { type Static, Type } from "@sinclair/typebox";
-import { OPS_LIMITS } from "../ops/ops-input.ts";
+import { OPS_LIMITS } from "../http/request-input.ts";
 
 /** The largest quota an override may give (the column's check says the same). */
 export const RATE_LIMIT_MAX_QUOTA = 1_000_000;

@@ -4,7 +4,7 @@ import { notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely, Selectable, Updateable } from "kysely";
 import { isSupportedCountry } from "libphonenumber-js";
 import type { DB } from "../db/database.ts";
-import { requiredText } from "../ops/ops-input.ts";
+import { requiredText } from "../lib/text.ts";
 import {
   findAccountById,
   insertAccount,

@@ -1,6 +1,5 @@
 import type { ColumnType, Generated } from "kysely";
-
-type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+import type { CreatedAt } from "../db/columns.ts";
 
 export interface AccountsTable {
   id: Generated<number>;

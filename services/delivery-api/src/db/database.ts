@@ -2,18 +2,13 @@
 import type { Kysely, Transaction } from "kysely";
 import type { AccountsTable, ApiTokensTable, UsersTable } from "../accounts/accounts.table.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "../deliveries/deliveries.table.ts";
-import type {
-  CourierSimulatorsTable,
-  FleetOutboxTable,
-  MessengersTable,
-  RoundPositionsTable,
-  RoundsTable,
-  RoundTasksTable,
-  SimulatedDeliveriesTable,
-  SmsMessagesTable,
-  TaskMediaTable,
-  VehiclesTable,
-} from "../dispatch/dispatch.table.ts";
+import type { FleetOutboxTable } from "../dispatch/fleet/fleet.table.ts";
+import type { MessengersTable } from "../dispatch/messengers/messengers.table.ts";
+import type { RoundPositionsTable } from "../dispatch/positions/positions.table.ts";
+import type { RoundsTable, RoundTasksTable, TaskMediaTable } from "../dispatch/rounds/rounds.table.ts";
+import type { CourierSimulatorsTable, SimulatedDeliveriesTable } from "../dispatch/simulator/simulator.table.ts";
+import type { SmsMessagesTable } from "../dispatch/sms/sms.table.ts";
+import type { VehiclesTable } from "../dispatch/vehicles/vehicles.table.ts";
 import type { IdempotencyKeysTable } from "../idempotency/idempotency.table.ts";
 import type { OutboxTable } from "../outbox/outbox.table.ts";
 import type { PackageTypesTable } from "../package-types/package-types.table.ts";

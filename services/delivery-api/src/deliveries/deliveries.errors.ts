@@ -23,9 +23,6 @@ export const redeliveryNeedsFailed = (id: number, status: string) =>
 export const alreadyRedelivered = (id: number, redeliveryId: number) =>
   unprocessable(`original delivery ${id} already has redelivery ${redeliveryId}`);
 export const cancelTakesNoBody = () => unprocessable("body must be empty: cancel takes no fields");
-export const idempotencyKeyInvalid = () => unprocessable("Idempotency-Key must be 1 to 255 visible ASCII characters");
-export const idempotencyKeyReused = () =>
-  unprocessable("Idempotency-Key was already used with another request; use a new key for a new request");
 /** Another request changed the delivery while this one was being priced, three times in a row. */
 export const concurrentChange = (id: number) =>
   new HttpError(409, `delivery ${id} was changed by another request at the same time; retry`);

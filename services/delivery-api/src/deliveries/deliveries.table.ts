@@ -1,5 +1,6 @@
 import type { DeliveryStatus, Direction, QuoteLine } from "@dos/contracts";
 import type { ColumnType, Generated, JSONColumnType } from "kysely";
+import type { CreatedAt } from "../db/columns.ts";
 import type { PlaceColumns } from "../places/places.table.ts";
 
 export interface DeliveriesTable {
@@ -17,7 +18,7 @@ export interface DeliveriesTable {
   original_delivery_id: number | null;
   redelivery_id: number | null;
   event_sequence: ColumnType<number, number | undefined>;
-  created_at: ColumnType<Date, Date | string | undefined, never>;
+  created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined>;
 }
 

@@ -2,7 +2,7 @@
 import { MAX_ID } from "@dos/contracts";
 import { Type } from "@sinclair/typebox";
 import type { FastifyRequest } from "fastify";
-import { parsePathId } from "../ops/ops-input.ts";
+import { parsePathId } from "../http/request-input.ts";
 import { deliveryNotFound } from "./deliveries.errors.ts";
 
 export const DeliveryIdParams = Type.Object({

@@ -5,10 +5,14 @@
  * remembered 24 hours. A refused request stores nothing, so it can be retried with the same key.
  */
 import { createHash } from "node:crypto";
+import { unprocessable } from "@dos/service-kit";
 import type { FastifyRequest } from "fastify";
 import { type Kysely, sql } from "kysely";
 import type { DB, Db } from "../db/database.ts";
-import { idempotencyKeyInvalid, idempotencyKeyReused } from "../deliveries/deliveries.errors.ts";
+
+const idempotencyKeyInvalid = () => unprocessable("Idempotency-Key must be 1 to 255 visible ASCII characters");
+const idempotencyKeyReused = () =>
+  unprocessable("Idempotency-Key was already used with another request; use a new key for a new request");
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;

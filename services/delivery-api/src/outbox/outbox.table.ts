@@ -1,5 +1,6 @@
 import type { DeliveryEvent } from "@dos/contracts";
-import type { ColumnType, JSONColumnType } from "kysely";
+import type { JSONColumnType } from "kysely";
+import type { CreatedAt } from "../db/columns.ts";
 
 export interface OutboxTable {
   id: string;
@@ -12,7 +13,7 @@ export interface OutboxTable {
   event: string | null;
   /** The event as jsonb, no longer written (`event` replaced it); the relay falls back to it when `event` is null. */
   payload: JSONColumnType<DeliveryEvent, string | null, string | null> | null;
-  occurred_at: ColumnType<Date, Date | string | undefined, never>;
+  occurred_at: CreatedAt;
   published_at: Date | null;
   /** W3C trace context of the change that wrote the event; the relay publishes it in the headers. */
   traceparent: string | null;

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
-import { pathId } from "../ops/ops-input.ts";
+import { pathId } from "../http/request-input.ts";
 import { CreatePackageTypeBody, ListPackageTypesQuery, UpdatePackageTypeBody } from "./package-types.schemas.ts";
 import {
   archivePackageType,

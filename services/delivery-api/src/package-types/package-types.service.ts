@@ -7,7 +7,8 @@ import { notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely, Selectable, Updateable } from "kysely";
 import { requireAccount } from "../accounts/accounts.service.ts";
 import type { DB } from "../db/database.ts";
-import { isUniqueViolation, requiredText } from "../ops/ops-input.ts";
+import { isUniqueViolation } from "../db/unique-violation.ts";
+import { requiredText } from "../lib/text.ts";
 import {
   findPackageType,
   findPackageTypeByName,

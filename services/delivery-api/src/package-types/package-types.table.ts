@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from "kysely";
+import type { CreatedAt } from "../db/columns.ts";
 
 export interface PackageTypesTable {
   id: Generated<number>;
@@ -10,5 +11,5 @@ export interface PackageTypesTable {
   temperature: string | null;
   is_size_category: ColumnType<boolean, boolean | undefined>;
   archived_at: Date | null;
-  created_at: ColumnType<Date, Date | string | undefined, never>;
+  created_at: CreatedAt;
 }

@@ -7,7 +7,7 @@ import { notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import { type AccountRow, requireAccount } from "../accounts/accounts.service.ts";
 import type { DB, Db } from "../db/database.ts";
-import { optionalText, requiredText } from "../ops/ops-input.ts";
+import { optionalText, requiredText } from "../lib/text.ts";
 import { findZone } from "../zones/zones.repository.ts";
 import { normalizePostalCode } from "../zones/zones.service.ts";
 import { normalizePhone } from "./phone.ts";

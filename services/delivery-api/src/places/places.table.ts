@@ -1,4 +1,5 @@
-import type { ColumnType, Generated } from "kysely";
+import type { Generated } from "kysely";
+import type { CreatedAt } from "../db/columns.ts";
 
 /** The columns of an address and its recipient; a task keeps its own copy of them. */
 export interface PlaceColumns {
@@ -19,5 +20,5 @@ export interface PlacesTable extends PlaceColumns {
   account_id: number;
   kind: "default" | "saved";
   label: string | null;
-  created_at: ColumnType<Date, Date | string | undefined, never>;
+  created_at: CreatedAt;
 }

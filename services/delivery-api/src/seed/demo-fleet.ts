@@ -6,7 +6,7 @@
  * delivery-api's relay (re)puts them into the bucket even when NATS started empty.
  */
 import type { Db } from "../db/database.ts";
-import { lockVehicles, recordFleetState } from "../fleet/fleet.repository.ts";
+import { lockVehicles, recordFleetState } from "../dispatch/fleet/fleet.repository.ts";
 import { DEMO_MESSENGER, DEMO_VEHICLES } from "./demo-data.ts";
 
 /** One demo vehicle as var/demo.json lists it. */

@@ -16,7 +16,7 @@ import {
 import { HttpError, notFound } from "@dos/service-kit";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { pathId } from "../ops/ops-input.ts";
+import { pathId } from "../http/request-input.ts";
 import { pricingUnavailable, requestPricing } from "../pricing/pricing.client.ts";
 
 export interface TariffsOpsOptions {

@@ -8,7 +8,7 @@ import { compileValidator, Webhook } from "@dos/contracts";
 import { notFound } from "@dos/service-kit";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { pathId } from "../ops/ops-input.ts";
+import { pathId } from "../http/request-input.ts";
 import { createWebhooksBus, type WebhooksBusOptions } from "./webhooks.bus.ts";
 import { registerWebhookRoutes, webhookErrors, webhookTags } from "./webhooks.routes.ts";
 

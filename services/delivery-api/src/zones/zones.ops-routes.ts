@@ -7,7 +7,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
-import { OPS_LIMITS, pathId } from "../ops/ops-input.ts";
+import { OPS_LIMITS, pathId } from "../http/request-input.ts";
 import { getZones, removeZones, saveZones } from "./zones.service.ts";
 
 const PostalCode = Type.String({ minLength: 1, maxLength: LIMITS.postalCode });

@@ -1,0 +1,44 @@
+/**
+ * Positions from the messenger's phone (operator API): stored for the messenger's active round,
+ * where a fresh tracker position still wins (positions.service.ts). Without an active round
+ * nothing is stored, like the geolocation interface.
+ */
+import { parseTimestamp } from "@dos/contracts";
+import { unprocessable } from "@dos/service-kit";
+import type { Kysely } from "kysely";
+import type { DB } from "../../db/database.ts";
+import { requireMessenger } from "../messengers/messengers.ops-routes.ts";
+import type { PositionsService } from "./positions.service.ts";
+
+const FUTURE_TOLERANCE_MS = 120_000;
+
+export async function recordPhonePosition(
+  db: Kysely<DB>,
+  positions: PositionsService,
+  messengerId: number,
+  body: { latitude: number; longitude: number; timestamp?: string | null },
+) {
+  await requireMessenger(db, messengerId);
+  const now = new Date();
+  const recordedAt = body.timestamp ? parseTimestamp(body.timestamp) : now;
+  if (!recordedAt) throw unprocessable("timestamp is not a real date");
+  if (recordedAt.getTime() > now.getTime() + FUTURE_TOLERANCE_MS) {
+    throw unprocessable("timestamp must not be more than 120 seconds in the future");
+  }
+  const rounds = await db
+    .selectFrom("rounds")
+    .select("id")
+    .where("messenger_id", "=", messengerId)
+    .where("status", "=", "active")
+    .execute();
+  for (const round of rounds) {
+    await positions.record({
+      roundId: round.id,
+      source: "phone",
+      latitude: body.latitude,
+      longitude: body.longitude,
+      recordedAt,
+    });
+  }
+  return { stored: rounds.length > 0, round_ids: rounds.map((r) => r.id) };
+}
