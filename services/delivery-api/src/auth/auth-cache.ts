@@ -5,7 +5,7 @@
  * `ttlMs` at most: a token revoked (or an account changed) on another replica keeps working
  * here until then; the operator API of this replica clears the cache at once.
  */
-import type { ClientAccount } from "./client-auth.ts";
+import type { ClientAccount } from "./client-account.ts";
 
 export interface CachedLogin {
   tokenSha256: Buffer;

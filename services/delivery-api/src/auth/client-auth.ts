@@ -10,26 +10,11 @@ import { hash, timingSafeEqual } from "node:crypto";
 import { unauthorized } from "@dos/service-kit";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../db/database.ts";
-import type { RatePolicy } from "../rate-limits/gcra.ts";
 import { POLICY_NAMES, setRateLimitHeaders, tooManyRequests } from "../rate-limits/rate-limit-headers.ts";
 import { findActiveTokenByHash } from "./auth.repository.ts";
 import type { AuthCache, CachedLogin } from "./auth-cache.ts";
 import type { AuthGuard, Charge } from "./auth-guard.ts";
-
-/** The caller's account, as every /api/v2 handler sees it. */
-export interface ClientAccount {
-  id: number;
-  userId: number;
-  companyName: string;
-  environment: "production" | "test";
-  bringBackContainers: boolean;
-  defaultTaskGapMinutes: number;
-  defaultTaskDurationMinutes: number;
-  recipientPhoneOptional: boolean;
-  phoneDefaultRegion: string;
-  /** The operator's override of the client API limit; null: the default. */
-  rateLimit: RatePolicy | null;
-}
+import type { ClientAccount } from "./client-account.ts";
 
 declare module "fastify" {
   interface FastifyRequest {

@@ -1,9 +1,9 @@
 /** Between the stored rows, the drafts the rules build, and the v2 representations of the spec. */
 import { type Delivery, type DeliveryListItem, formatTimestamp, type Package, type Task } from "@dos/contracts";
 import type { Selectable } from "kysely";
-import { placeOutput } from "../places/place-columns.ts";
-import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "./deliveries.table.ts";
-import type { DeliveryDraft, PackageDraft, TaskDraft } from "./delivery-draft.ts";
+import { placeColumnsOf, placeOutput } from "../places/place-columns.ts";
+import type { DeliveriesTable, DeliveryPackagesTable, TaskKind, TasksTable } from "./deliveries.table.ts";
+import type { DeliveryDraft, PackageDraft, StoredDelivery, TaskDraft } from "./delivery-draft.ts";
 
 const timestampOrNull = (date: Date | null) => (date ? formatTimestamp(date) : null);
 
@@ -155,5 +155,32 @@ export function deliveryValues(draft: DeliveryDraft) {
     comments: draft.comments,
     client_order_reference: draft.client_order_reference,
     bring_back_containers: draft.bring_back_containers,
+  };
+}
+
+/** The draft a stored delivery corresponds to: the starting point of update and redelivery. */
+export function draftFromStored(stored: StoredDelivery): DeliveryDraft {
+  const { delivery } = stored;
+  const task = (kind: TaskKind): TaskDraft => {
+    const row = stored.tasks.find((t) => t.kind === kind);
+    if (!row) throw new Error(`delivery ${delivery.id} has no ${kind} task`);
+    return {
+      kind,
+      at_default_place: row.at_default_place,
+      saved_address_id: row.saved_address_id,
+      slot_starting_at: row.slot_starting_at,
+      slot_ending_at: row.slot_ending_at,
+      place: placeColumnsOf(row),
+    };
+  };
+  return {
+    direction: delivery.direction,
+    sender_display_name: delivery.sender_display_name,
+    comments: delivery.comments,
+    client_order_reference: delivery.client_order_reference,
+    bring_back_containers: delivery.bring_back_containers,
+    pickup: task("pickup"),
+    dropoff: task("dropoff"),
+    packages: [...stored.packages].sort((a, b) => a.position - b.position).map(packageOutput),
   };
 }

@@ -11,7 +11,7 @@ import type {
   DeliveryQuote,
   DeliveryUpdateInput,
 } from "@dos/contracts";
-import type { ClientAccount } from "../auth/client-auth.ts";
+import type { ClientAccount } from "../auth/client-account.ts";
 import type { Db } from "../db/database.ts";
 import { type IdempotentRequest, type IdempotentResponse, respondOnce } from "../idempotency/idempotency.ts";
 import {
@@ -21,7 +21,14 @@ import {
   deliveryNotFound,
   noLatestDelivery,
 } from "./deliveries.errors.ts";
-import { deliveryValues, packageValues, presentDelivery, presentListItem, taskValues } from "./deliveries.mappers.ts";
+import {
+  deliveryValues,
+  draftFromStored,
+  packageValues,
+  presentDelivery,
+  presentListItem,
+  taskValues,
+} from "./deliveries.mappers.ts";
 import {
   countDeliveries,
   findDelivery,
@@ -32,7 +39,7 @@ import {
   updateDeliveryRow,
   updateTask,
 } from "./deliveries.repository.ts";
-import { type DeliveryDraft, draftFromStored, type StoredDelivery } from "./delivery-draft.ts";
+import type { DeliveryDraft, StoredDelivery } from "./delivery-draft.ts";
 import { buildCreateDraft, mergeDraft } from "./delivery-rules.ts";
 import { CANCELLABLE_STATUSES, UPDATABLE_STATUSES } from "./delivery-status.ts";
 import {

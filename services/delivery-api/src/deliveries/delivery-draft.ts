@@ -4,9 +4,7 @@
  */
 import type { Direction, Package } from "@dos/contracts";
 import type { Selectable } from "kysely";
-import { placeColumnsOf } from "../places/place-columns.ts";
 import type { PlaceColumns } from "../places/places.table.ts";
-import { packageOutput } from "./deliveries.mappers.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TaskKind, TasksTable } from "./deliveries.table.ts";
 
 /** A place as a task holds it: the v2 fields and the coordinates the ETA uses. */
@@ -44,33 +42,6 @@ export interface StoredDelivery {
 
 /** The type name of a package given inline rather than from the catalogue. */
 export const CUSTOM_PACKAGE_TYPE = "custom";
-
-/** The draft a stored delivery corresponds to: the starting point of update and redelivery. */
-export function draftFromStored(stored: StoredDelivery): DeliveryDraft {
-  const { delivery } = stored;
-  const task = (kind: TaskKind): TaskDraft => {
-    const row = stored.tasks.find((t) => t.kind === kind);
-    if (!row) throw new Error(`delivery ${delivery.id} has no ${kind} task`);
-    return {
-      kind,
-      at_default_place: row.at_default_place,
-      saved_address_id: row.saved_address_id,
-      slot_starting_at: row.slot_starting_at,
-      slot_ending_at: row.slot_ending_at,
-      place: placeColumnsOf(row),
-    };
-  };
-  return {
-    direction: delivery.direction,
-    sender_display_name: delivery.sender_display_name,
-    comments: delivery.comments,
-    client_order_reference: delivery.client_order_reference,
-    bring_back_containers: delivery.bring_back_containers,
-    pickup: task("pickup"),
-    dropoff: task("dropoff"),
-    packages: [...stored.packages].sort((a, b) => a.position - b.position).map(packageOutput),
-  };
-}
 
 /** The tasks whose slot the client chose: every task not at the default place. */
 export function clientTasks(draft: DeliveryDraft): TaskDraft[] {

@@ -13,7 +13,7 @@ import {
   type QuoteRequest,
 } from "@dos/contracts";
 import type { Kysely } from "kysely";
-import type { ClientAccount } from "../auth/client-auth.ts";
+import type { ClientAccount } from "../auth/client-account.ts";
 import type { DB, Db } from "../db/database.ts";
 import { appendDeliveryEvent, deliveryEvent } from "../outbox/outbox.repository.ts";
 import type { CatalogueLoader, NewDeliveryStamp } from "./catalogue.repository.ts";

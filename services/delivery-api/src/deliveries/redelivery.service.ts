@@ -4,11 +4,11 @@
  * and place fields partially. The two are linked both ways, in one transaction.
  */
 import type { DeliveryStatus, RedeliveryInput } from "@dos/contracts";
-import type { ClientAccount } from "../auth/client-auth.ts";
+import type { ClientAccount } from "../auth/client-account.ts";
 import { type IdempotentRequest, type IdempotentResponse, respondOnce } from "../idempotency/idempotency.ts";
 import { alreadyRedelivered, deliveryNotFound, redeliveryNeedsFailed } from "./deliveries.errors.ts";
+import { draftFromStored } from "./deliveries.mappers.ts";
 import { findDelivery, lockDelivery, updateDeliveryRow } from "./deliveries.repository.ts";
-import { draftFromStored } from "./delivery-draft.ts";
 import { mergeDraft } from "./delivery-rules.ts";
 import { REDELIVERABLE_STATUS } from "./delivery-status.ts";
 import { type DeliveriesDeps, newDelivery, newDeliveryContext, priceOf, recordEvent } from "./delivery-writes.ts";

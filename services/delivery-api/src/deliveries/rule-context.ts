@@ -3,7 +3,7 @@
  * settings, default place, and the saved addresses, package types and zones the body names.
  */
 import type { DeliveryCreateInput, DeliveryUpdateInput, RedeliveryInput } from "@dos/contracts";
-import type { ClientAccount } from "../auth/client-auth.ts";
+import type { ClientAccount } from "../auth/client-account.ts";
 import type { PlaceData } from "./delivery-draft.ts";
 
 export interface CatalogueType {

@@ -8,22 +8,7 @@ import type { PostResult, WebhookClient } from "../delivery-http/webhook-client.
 import type { SecretBox } from "../signing/secret-box.ts";
 import { createKeyRing, signedHeaders } from "../signing/signing.ts";
 import { type AttemptDecision, decideAfterAttempt, type RetryPolicy } from "./retry-policy.ts";
-import { tracedPost } from "./traced-post.ts";
-
-/** A webhook about to be POSTed: the event's exact body to one endpoint. */
-export interface OutgoingWebhook {
-  endpointId: string;
-  url: string;
-  secretCiphertext: string;
-  previousSecretCiphertext: string | null;
-  previousSecretExpiresAt: Date | null;
-  eventId: string;
-  body: string;
-  /** 1 for the first POST of this event to this endpoint. */
-  attempt: number;
-  /** The trace the POST continues (the event's intake span); null when untraced. */
-  traceparent: string | null;
-}
+import { type OutgoingWebhook, tracedPost } from "./traced-post.ts";
 
 export interface SentAttempt {
   attemptedAt: Date;

@@ -6,7 +6,21 @@
 import { SERVICE_NAMES } from "@dos/contracts";
 import { contextFromTraceparent, SpanKind, SpanStatusCode, startSpan, withActiveSpan } from "@dos/service-kit";
 import type { PostResult, WebhookClient } from "../delivery-http/webhook-client.ts";
-import type { OutgoingWebhook } from "./sender.ts";
+
+/** A webhook about to be POSTed: the event's exact body to one endpoint. */
+export interface OutgoingWebhook {
+  endpointId: string;
+  url: string;
+  secretCiphertext: string;
+  previousSecretCiphertext: string | null;
+  previousSecretExpiresAt: Date | null;
+  eventId: string;
+  body: string;
+  /** 1 for the first POST of this event to this endpoint. */
+  attempt: number;
+  /** The trace the POST continues (the event's intake span); null when untraced. */
+  traceparent: string | null;
+}
 
 export async function tracedPost(
   client: WebhookClient,
