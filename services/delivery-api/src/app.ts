@@ -86,7 +86,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     database: deps.database,
     nats: deps.nats,
     logger: deps.logger,
-    writes: deliveries.writeDeps,
+    deliveries: deliveries.dispatchPort,
   });
   // Public: the tracking page behind tracking_url, and proof images.
   await app.register(dispatch.publicRoutes);

@@ -56,6 +56,11 @@ export async function createAccount(db: Kysely<DB>, body: CreateAccountBody) {
 }
 
 /** The account, or 404: every nested operator route starts here. */
+/** Whether the account exists (for the routes that forward to services knowing no accounts). */
+export async function accountExists(db: Kysely<DB>, accountId: number): Promise<boolean> {
+  return (await findAccountById(db, accountId)) !== undefined;
+}
+
 export async function requireAccount(db: Kysely<DB>, accountId: number): Promise<AccountRow> {
   const row = await findAccountById(db, accountId);
   if (!row) throw notFound(`account ${accountId}`);

@@ -17,6 +17,7 @@ import { deliveriesOpsRoutes } from "./deliveries.ops-routes.ts";
 import { deliveriesRoutes } from "./deliveries.routes.ts";
 import { createDeliveriesService } from "./deliveries.service.ts";
 import { createDeliveryStatusService } from "./delivery-status.service.ts";
+import { deliveriesPortFor } from "./dispatch.adapter.ts";
 import { createNewDeliveryWriter } from "./new-delivery-writer.ts";
 import { createRedeliveryService } from "./redelivery.service.ts";
 
@@ -70,8 +71,8 @@ export function createDeliveriesFeature({
   });
   return {
     relay,
-    /** What other features need to change a delivery's status and record its events. */
-    writeDeps: deps,
+    /** What dispatch needs of deliveries: lock one, start its tasks, change its status. */
+    dispatchPort: deliveriesPortFor(deps),
     statuses,
     /** Register inside the authenticated /api/v2 context. */
     clientRoutes: (app: FastifyInstance) => deliveriesRoutes(app, { deliveries, redeliveries }),

@@ -9,7 +9,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
-import type { DeliveriesDeps } from "../deliveries/delivery-writes.ts";
+import type { DeliveriesPort } from "./deliveries.port.ts";
 import { createFleetRelay } from "./fleet/fleet.relay.ts";
 import { messengersOpsRoutes } from "./messengers/messengers.ops-routes.ts";
 import { createPositionsConsumer } from "./positions/positions.consumer.ts";
@@ -32,7 +32,8 @@ export interface DispatchFeatureDeps {
   database: Database<unknown>;
   nats: NatsHandle;
   logger: Logger;
-  writes: DeliveriesDeps;
+  /** The deliveries feature, as far as dispatch reaches it. */
+  deliveries: DeliveriesPort;
   /** Tests pass their own adapter; otherwise API_SMS_PROVIDER chooses. */
   smsSender?: SmsSender;
 }
@@ -55,9 +56,10 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
     logger: logger.child({ component: "fleet-relay" }),
     pollMs: config.API_OUTBOX_POLL_MS,
   });
-  const rounds = createRoundsService(deps.writes);
+  const rounds = createRoundsService({ db, deliveries: deps.deliveries });
   const tasks = createTasksService({
-    writes: deps.writes,
+    db,
+    deliveries: deps.deliveries,
     positions,
     mediaBaseUrl: `${publicUrl}/media`,
     onSmsRecorded: () => void sms.sendDue(),

@@ -5,7 +5,7 @@
  */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
-import { IDEMPOTENCY_RETENTION } from "../idempotency/idempotency.ts";
+import { IDEMPOTENCY_RETENTION } from "../idempotency/idempotency.repository.ts";
 
 export const PRUNE_BATCH = 5000;
 

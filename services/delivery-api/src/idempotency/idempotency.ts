@@ -7,8 +7,9 @@
 import { createHash } from "node:crypto";
 import { unprocessable } from "@dos/service-kit";
 import type { FastifyRequest } from "fastify";
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import type { DB, Db } from "../db/database.ts";
+import { findLiveKey, insertKeyUnlessLive } from "./idempotency.repository.ts";
 
 const idempotencyKeyInvalid = () => unprocessable("Idempotency-Key must be 1 to 255 visible ASCII characters");
 const idempotencyKeyReused = () =>
@@ -16,8 +17,6 @@ const idempotencyKeyReused = () =>
 
 export const IDEMPOTENCY_HEADER = "idempotency-key";
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
-/** How long a key is remembered; housekeeping deletes older records. */
-export const IDEMPOTENCY_RETENTION = sql`interval '24 hours'`;
 
 export interface IdempotentRequest {
   accountId: number;
@@ -52,14 +51,7 @@ export function idempotentRequest(
 
 /** The stored answer to the same request, null when the key is new; another request with the key is a 422. */
 export async function findStoredResponse(db: Db, request: IdempotentRequest): Promise<StoredResponse | null> {
-  const row = await db
-    .selectFrom("idempotency_keys")
-    .select(["request_sha256", "response_status", "response_body"])
-    .where("account_id", "=", request.accountId)
-    .where("operation", "=", request.operation)
-    .where("key", "=", request.key)
-    .where("created_at", ">", sql<Date>`now() - ${IDEMPOTENCY_RETENTION}`)
-    .executeTakeFirst();
+  const row = await findLiveKey(db, request);
   if (!row) return null;
   if (!row.request_sha256.equals(request.requestSha256)) throw idempotencyKeyReused();
   return { status: row.response_status, body: row.response_body };
@@ -75,18 +67,7 @@ export async function storeResponse(db: Db, request: IdempotentRequest, response
     response_status: response.status,
     response_body: JSON.stringify(response.body),
   };
-  const stored = await db
-    .insertInto("idempotency_keys")
-    .values(values)
-    .onConflict((oc) =>
-      oc
-        .columns(["account_id", "operation", "key"])
-        .doUpdateSet({ ...values, created_at: sql<Date>`now()` })
-        .where("idempotency_keys.created_at", "<=", sql<Date>`now() - ${IDEMPOTENCY_RETENTION}`),
-    )
-    .returning("key")
-    .executeTakeFirst();
-  if (!stored) throw new IdempotencyRace();
+  if (!(await insertKeyUnlessLive(db, values))) throw new IdempotencyRace();
 }
 
 /** JSON with object keys sorted, so the same body sent with its keys in another order is the same request. */

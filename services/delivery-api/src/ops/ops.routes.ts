@@ -3,7 +3,7 @@ import type { NatsConnection } from "@nats-io/nats-core";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { accountsOpsRoutes } from "../accounts/accounts.ops-routes.ts";
-import { findAccountById } from "../accounts/accounts.repository.ts";
+import { accountExists } from "../accounts/accounts.service.ts";
 import type { DB } from "../db/database.ts";
 import { packageTypesOpsRoutes } from "../package-types/package-types.ops-routes.ts";
 import { placesOpsRoutes } from "../places/places.ops-routes.ts";
@@ -26,11 +26,11 @@ export async function opsRoutes(ops: FastifyInstance, options: OpsRoutesOptions)
   const { db } = options;
   // Pricing and webhook-dispatcher know no accounts: an unknown one is refused here, as on every
   // other operator route.
-  const accountExists = async (accountId: number) => (await findAccountById(db, accountId)) !== undefined;
+  const exists = (accountId: number) => accountExists(db, accountId);
   await ops.register(accountsOpsRoutes, { db, onAccessChange: options.onAccessChange });
   await ops.register(placesOpsRoutes, { db });
   await ops.register(packageTypesOpsRoutes, { db });
   await ops.register(zonesOpsRoutes, { db });
-  await ops.register(tariffsOpsRoutes, { ...options.pricing, accountExists });
-  await ops.register(webhooksOpsRoutes, { ...options.webhooks, accountExists });
+  await ops.register(tariffsOpsRoutes, { ...options.pricing, accountExists: exists });
+  await ops.register(webhooksOpsRoutes, { ...options.webhooks, accountExists: exists });
 }

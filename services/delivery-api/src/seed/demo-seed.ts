@@ -10,7 +10,7 @@
  * as they are (revoke them through the operator API).
  */
 import { createHmac } from "node:crypto";
-import { type Kysely, sql } from "kysely";
+import type { Kysely } from "kysely";
 import { findAccountByUserEmail, insertAccount } from "../accounts/accounts.repository.ts";
 import { findApiTokenByHash, insertUser } from "../accounts/users.repository.ts";
 import { storeToken } from "../accounts/users.service.ts";
@@ -26,6 +26,7 @@ import {
 import { insertMissingZones } from "../zones/zones.repository.ts";
 import { DEMO_ACCOUNTS, type DemoAccountData } from "./demo-data.ts";
 import { type DemoVehicle, seedDemoFleet } from "./demo-fleet.ts";
+import { lockSeed } from "./demo-seed.repository.ts";
 
 export interface DemoSeedOptions {
   /** Secret the demo tokens are derived from; keep it (var/demo-seed-secret) to keep the tokens. */
@@ -49,14 +50,11 @@ export interface DemoSeed {
   vehicles: DemoVehicle[];
 }
 
-// Serialises concurrent seeds (two `npm start` at once) without a table of our own.
-const SEED_LOCK_KEY = 0x64656d6f; // "demo"
-
 /** Creates what is missing of the demo accounts and returns their credentials and ids. */
 export async function seedDemo(db: Kysely<DB>, options: DemoSeedOptions): Promise<DemoSeed> {
   if (options.secret.length < 16) throw new Error("the demo seed secret must be at least 16 characters");
   return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(${SEED_LOCK_KEY})`.execute(trx);
+    await lockSeed(trx);
     const accounts: DemoAccount[] = [];
     for (const data of DEMO_ACCOUNTS) accounts.push(await seedAccount(trx, data, options.secret));
     return { accounts, vehicles: await seedDemoFleet(trx) };

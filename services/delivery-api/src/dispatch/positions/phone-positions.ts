@@ -7,7 +7,7 @@ import { parseTimestamp } from "@dos/contracts";
 import { unprocessable } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
-import { requireMessenger } from "../messengers/messengers.ops-routes.ts";
+import { requireMessenger } from "../messengers/messengers.service.ts";
 import type { PositionsService } from "./positions.service.ts";
 
 const FUTURE_TOLERANCE_MS = 120_000;

@@ -40,7 +40,7 @@ const PositionBody = Type.Object(
   { additionalProperties: false },
 );
 const RoundsQuery = Type.Object(
-  { status: Type.Optional(Type.Union(["planned", "active", "ended"].map((s) => Type.Literal(s)))) },
+  { status: Type.Optional(Type.Union([Type.Literal("planned"), Type.Literal("active"), Type.Literal("ended")])) },
   { additionalProperties: false },
 );
 

@@ -1,6 +1,7 @@
 /** SQL of rounds and their ordered tasks. */
-import { sql } from "kysely";
+import { type Insertable, sql, type Updateable } from "kysely";
 import type { Db } from "../../db/database.ts";
+import type { RoundStatus, RoundsTable } from "./rounds.table.ts";
 
 export function lockRound(db: Db, id: number) {
   return db.selectFrom("rounds").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
@@ -57,4 +58,33 @@ export function roundOfDelivery(db: Db, deliveryId: number) {
     .select("rt.round_id")
     .where("t.delivery_id", "=", deliveryId)
     .executeTakeFirst();
+}
+
+export function findRound(db: Db, id: number) {
+  return db.selectFrom("rounds").selectAll().where("id", "=", id).executeTakeFirst();
+}
+
+export async function insertRound(db: Db, values: Insertable<RoundsTable>) {
+  return (await db.insertInto("rounds").values(values).returning("id").executeTakeFirstOrThrow()).id;
+}
+
+/** The operator's rounds, newest first (the simulator's own are not listed). */
+export async function listRoundIds(db: Db, status: RoundStatus | undefined, limit: number) {
+  let query = db.selectFrom("rounds").select("id").where("simulated", "=", false);
+  if (status) query = query.where("status", "=", status);
+  return (await query.orderBy("id", "desc").limit(limit).execute()).map((row) => row.id);
+}
+
+export async function updateRound(db: Db, id: number, values: Updateable<RoundsTable>) {
+  await db.updateTable("rounds").set(values).where("id", "=", id).execute();
+}
+
+/** Takes tasks out of whatever round they are in. */
+export async function removeRoundTasks(db: Db, taskIds: number[]) {
+  await db.deleteFrom("round_tasks").where("task_id", "in", taskIds).execute();
+}
+
+/** The delivery a task belongs to, if the task exists. */
+export async function deliveryIdOfTask(db: Db, taskId: number) {
+  return (await db.selectFrom("tasks").select("delivery_id").where("id", "=", taskId).executeTakeFirst())?.delivery_id;
 }

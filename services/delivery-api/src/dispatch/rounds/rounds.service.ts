@@ -8,15 +8,26 @@ import { notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB, Db } from "../../db/database.ts";
 import { isUniqueViolation } from "../../db/unique-violation.ts";
-import { applyStatusChange, lockDeliveryById } from "../../deliveries/delivery-status.service.ts";
-import type { DeliveriesDeps } from "../../deliveries/delivery-writes.ts";
+import type { DeliveriesPort } from "../deliveries.port.ts";
 import { lockVehicles, recordFleetState } from "../fleet/fleet.repository.ts";
-import { appendRoundTasks, lockRound, roundOfDelivery, roundTasks } from "./rounds.repository.ts";
+import { findMessenger } from "../messengers/messengers.repository.ts";
+import {
+  appendRoundTasks,
+  findRound,
+  insertRound,
+  listRoundIds,
+  lockRound,
+  removeRoundTasks,
+  roundOfDelivery,
+  roundTasks,
+  updateRound,
+} from "./rounds.repository.ts";
+import type { RoundStatus } from "./rounds.table.ts";
 
 const stamp = (date: Date | null) => (date ? formatTimestamp(date) : null);
 
 export async function roundView(db: Db, id: number) {
-  const round = await db.selectFrom("rounds").selectAll().where("id", "=", id).executeTakeFirst();
+  const round = await findRound(db, id);
   if (!round) throw notFound(`round ${id}`);
   const tasks = await roundTasks(db, id);
   return {
@@ -48,9 +59,15 @@ export interface NewRound {
   simulated?: boolean;
 }
 
-export function createRoundsService(deps: DeliveriesDeps) {
-  const db: Kysely<DB> = deps.db;
+export interface RoundsServiceDeps {
+  db: Kysely<DB>;
+  deliveries: DeliveriesPort;
+}
 
+/** Rounds listed at most (newest first). */
+const LIST_LIMIT = 500;
+
+export function createRoundsService({ db, deliveries }: RoundsServiceDeps) {
   async function requireRound(trx: Db, id: number) {
     const round = await lockRound(trx, id);
     if (!round) throw notFound(`round ${id}`);
@@ -59,12 +76,12 @@ export function createRoundsService(deps: DeliveriesDeps) {
 
   /** Schedules a saved delivery and appends its tasks (pickup first) to the round. */
   async function assign(trx: Db, roundId: number, deliveryId: number) {
-    const stored = await lockDeliveryById(trx, deliveryId);
+    const delivery = await deliveries.lock(trx, deliveryId);
     const current = await roundOfDelivery(trx, deliveryId);
     if (current) throw unprocessable(`delivery ${deliveryId} is already in round ${current.round_id}`);
-    await applyStatusChange(deps, trx, stored, { status: "scheduled" });
+    await delivery.changeStatus({ status: "scheduled" });
     const order = ["pickup", "dropoff"];
-    const tasks = [...stored.tasks].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
+    const tasks = [...delivery.tasks].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
     await appendRoundTasks(
       trx,
       roundId,
@@ -75,30 +92,24 @@ export function createRoundsService(deps: DeliveriesDeps) {
   return {
     async create(body: NewRound): Promise<RoundView> {
       return db.transaction().execute(async (trx) => {
-        const messenger = await trx
-          .selectFrom("messengers")
-          .select("id")
-          .where("id", "=", body.messenger_id)
-          .executeTakeFirst();
+        const messenger = await findMessenger(trx, body.messenger_id);
         if (!messenger) throw unprocessable(`messenger_id ${body.messenger_id} is not a messenger`);
         if (body.vehicle_id != null && (await lockVehicles(trx, [body.vehicle_id])).length === 0) {
           throw unprocessable(`vehicle_id ${body.vehicle_id} is not a vehicle`);
         }
-        const round = await trx
-          .insertInto("rounds")
-          .values({ messenger_id: body.messenger_id, vehicle_id: body.vehicle_id ?? null, simulated: body.simulated })
-          .returning("id")
-          .executeTakeFirstOrThrow();
-        for (const deliveryId of new Set(body.delivery_ids ?? [])) await assign(trx, round.id, deliveryId);
-        return roundView(trx, round.id);
+        const roundId = await insertRound(trx, {
+          messenger_id: body.messenger_id,
+          vehicle_id: body.vehicle_id ?? null,
+          simulated: body.simulated,
+        });
+        for (const deliveryId of new Set(body.delivery_ids ?? [])) await assign(trx, roundId, deliveryId);
+        return roundView(trx, roundId);
       });
     },
 
-    async list(status: string | undefined) {
-      let query = db.selectFrom("rounds").select("id").where("simulated", "=", false);
-      if (status) query = query.where("status", "=", status as "planned");
-      const rows = await query.orderBy("id", "desc").limit(500).execute();
-      return Promise.all(rows.map((row) => roundView(db, row.id)));
+    async list(status: RoundStatus | undefined) {
+      const ids = await listRoundIds(db, status, LIST_LIMIT);
+      return Promise.all(ids.map((id) => roundView(db, id)));
     },
 
     get: (id: number) => roundView(db, id),
@@ -116,17 +127,17 @@ export function createRoundsService(deps: DeliveriesDeps) {
     async removeDelivery(roundId: number, deliveryId: number): Promise<RoundView> {
       return db.transaction().execute(async (trx) => {
         await requireRound(trx, roundId);
-        const stored = await lockDeliveryById(trx, deliveryId);
+        const delivery = await deliveries.lock(trx, deliveryId);
         const current = await roundOfDelivery(trx, deliveryId);
         if (current?.round_id !== roundId) throw notFound(`delivery ${deliveryId} in round ${roundId}`);
-        if (stored.tasks.some((t) => t.started_at)) {
+        if (delivery.tasks.some((t) => t.started_at)) {
           throw unprocessable(`delivery ${deliveryId} cannot leave round ${roundId}: a task of it has started`);
         }
-        await unassign(
+        await removeRoundTasks(
           trx,
-          stored.tasks.map((t) => t.id),
+          delivery.tasks.map((t) => t.id),
         );
-        await applyStatusChange(deps, trx, stored, { status: "saved" });
+        await delivery.changeStatus({ status: "saved" });
         return roundView(trx, roundId);
       });
     },
@@ -138,11 +149,7 @@ export function createRoundsService(deps: DeliveriesDeps) {
           throw unprocessable(`round ${roundId} is ${round.status}; only a planned round starts`);
         if (round.vehicle_id !== null) await lockVehicles(trx, [round.vehicle_id]);
         try {
-          await trx
-            .updateTable("rounds")
-            .set({ status: "active", started_at: new Date() })
-            .where("id", "=", roundId)
-            .execute();
+          await updateRound(trx, roundId, { status: "active", started_at: new Date() });
         } catch (error) {
           if (isUniqueViolation(error, "rounds_one_active_per_vehicle")) {
             throw unprocessable(`vehicle ${round.vehicle_id} is already in an active round`);
@@ -175,19 +182,15 @@ export function createRoundsService(deps: DeliveriesDeps) {
           );
         }
         for (const deliveryId of new Set(open.map((t) => t.delivery_id))) {
-          const stored = await lockDeliveryById(trx, deliveryId);
-          await unassign(
+          const delivery = await deliveries.lock(trx, deliveryId);
+          await removeRoundTasks(
             trx,
-            stored.tasks.map((t) => t.id),
+            delivery.tasks.map((t) => t.id),
           );
-          await applyStatusChange(deps, trx, stored, { status: "saved" });
+          await delivery.changeStatus({ status: "saved" });
         }
         if (round.vehicle_id !== null) await lockVehicles(trx, [round.vehicle_id]);
-        await trx
-          .updateTable("rounds")
-          .set({ status: "ended", ended_at: new Date() })
-          .where("id", "=", roundId)
-          .execute();
+        await updateRound(trx, roundId, { status: "ended", ended_at: new Date() });
         if (round.vehicle_id !== null) await recordFleetState(trx, [round.vehicle_id]);
         return roundView(trx, roundId);
       });
@@ -195,7 +198,3 @@ export function createRoundsService(deps: DeliveriesDeps) {
   };
 }
 export type RoundsService = ReturnType<typeof createRoundsService>;
-
-async function unassign(trx: Db, taskIds: number[]) {
-  await trx.deleteFrom("round_tasks").where("task_id", "in", taskIds).execute();
-}

@@ -7,19 +7,20 @@ import { randomBytes } from "node:crypto";
 import type { Delivery } from "@dos/contracts";
 import { notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely } from "kysely";
+import { findAccountById } from "../../accounts/accounts.repository.ts";
 import type { DB, Db } from "../../db/database.ts";
-import { updateTask } from "../../deliveries/deliveries.repository.ts";
-import { applyStatusChange, lockDeliveryById } from "../../deliveries/delivery-status.service.ts";
-import { type DeliveriesDeps, recordEvent } from "../../deliveries/delivery-writes.ts";
+import type { DeliveriesPort } from "../deliveries.port.ts";
 import type { PositionsService } from "../positions/positions.service.ts";
 import { recordTrackingSms } from "../sms/sms.outbox.ts";
-import { roundOfTask } from "./rounds.repository.ts";
+import { deliveryIdOfTask, roundOfTask } from "./rounds.repository.ts";
 import type { MediaKind } from "./rounds.table.ts";
+import { countPictures, deleteSignature, insertTaskMedia, listTaskMedia } from "./task-media.repository.ts";
 
 export const MAX_PICTURES = 10;
 
 export interface TasksServiceDeps {
-  writes: DeliveriesDeps;
+  db: Kysely<DB>;
+  deliveries: DeliveriesPort;
   positions: PositionsService;
   /** `<API_PUBLIC_URL>/media`: base of proof image URLs. */
   mediaBaseUrl: string;
@@ -34,19 +35,19 @@ export interface Completion {
 }
 
 export function createTasksService(deps: TasksServiceDeps) {
-  const db: Kysely<DB> = deps.writes.db;
+  const { db } = deps;
 
   /** The task, its locked delivery and its round; refuses tasks outside an active round. */
   async function lockTask(trx: Db, taskId: number) {
-    const row = await trx.selectFrom("tasks").select("delivery_id").where("id", "=", taskId).executeTakeFirst();
-    if (!row) throw notFound(`task ${taskId}`);
-    const stored = await lockDeliveryById(trx, row.delivery_id);
-    const task = stored.tasks.find((t) => t.id === taskId);
+    const deliveryId = await deliveryIdOfTask(trx, taskId);
+    if (deliveryId === undefined) throw notFound(`task ${taskId}`);
+    const delivery = await deps.deliveries.lock(trx, deliveryId);
+    const task = delivery.tasks.find((t) => t.id === taskId);
     const round = await roundOfTask(trx, taskId);
     if (!task || !round) throw unprocessable(`task ${taskId} is in no round; assign its delivery to a round first`);
     if (round.status !== "active")
       throw unprocessable(`task ${taskId} is in round ${round.id}, which is ${round.status}`);
-    return { stored, task, round };
+    return { delivery, task, round };
   }
 
   function requireUnderWay(task: { id: number; started_at: Date | null; completed_at: Date | null }) {
@@ -57,29 +58,24 @@ export function createTasksService(deps: TasksServiceDeps) {
   return {
     async start(taskId: number): Promise<Delivery> {
       const delivery = await db.transaction().execute(async (trx) => {
-        const { stored, task, round } = await lockTask(trx, taskId);
-        const status = stored.delivery.status;
+        const { delivery, task, round } = await lockTask(trx, taskId);
+        const status = delivery.status;
         const allowed = task.kind === "pickup" ? ["scheduled"] : ["scheduled", "picked_up"];
         if (!allowed.includes(status)) {
-          throw unprocessable(`task ${taskId} cannot start: delivery ${stored.delivery.id} is ${status}`);
+          throw unprocessable(`task ${taskId} cannot start: delivery ${delivery.id} is ${status}`);
         }
         if (task.started_at) throw unprocessable(`task ${taskId} has already started`);
-        const started = await updateTask(trx, stored.delivery.id, task.kind, { started_at: new Date() });
-        stored.tasks = stored.tasks.map((t) => (t.id === taskId ? started : t));
         // tracking_url appears in the representation: clients learn it from this event.
-        const view = await recordEvent(deps.writes, trx, stored.delivery.account_id, stored, "delivery.updated");
+        const view = await delivery.startTask(taskId);
         const trackingUrl = view[task.kind === "pickup" ? "pickup" : "dropoff"]?.tracking_url;
         // The task at the account's own default place is the client's: no SMS to itself.
-        if (started.recipient_phone && trackingUrl && !started.at_default_place) {
-          const account = await trx
-            .selectFrom("accounts")
-            .select(["company_name", "environment"])
-            .where("id", "=", stored.delivery.account_id)
-            .executeTakeFirstOrThrow();
+        if (task.recipient_phone && trackingUrl && !task.at_default_place) {
+          const account = await findAccountById(trx, delivery.accountId);
+          if (!account) throw new Error(`account ${delivery.accountId} of delivery ${delivery.id} is missing`);
           await recordTrackingSms(trx, {
             taskId,
-            to: started.recipient_phone,
-            senderName: stored.delivery.sender_display_name ?? account.company_name,
+            to: task.recipient_phone,
+            senderName: delivery.senderDisplayName ?? account.company_name,
             trackingUrl,
             environment: account.environment,
           });
@@ -98,22 +94,12 @@ export function createTasksService(deps: TasksServiceDeps) {
         if (task.kind !== "dropoff") throw unprocessable(`task ${taskId} is a pickup; proof belongs to the dropoff`);
         requireUnderWay(task);
         if (kind === "signature") {
-          await trx.deleteFrom("task_media").where("task_id", "=", taskId).where("kind", "=", "signature").execute();
-        } else {
-          const count = await trx
-            .selectFrom("task_media")
-            .select((eb) => eb.fn.countAll<string>().as("n"))
-            .where("task_id", "=", taskId)
-            .where("kind", "=", "picture")
-            .executeTakeFirstOrThrow();
-          if (Number(count.n) >= MAX_PICTURES)
-            throw unprocessable(`task ${taskId} already has ${MAX_PICTURES} pictures`);
+          await deleteSignature(trx, taskId);
+        } else if ((await countPictures(trx, taskId)) >= MAX_PICTURES) {
+          throw unprocessable(`task ${taskId} already has ${MAX_PICTURES} pictures`);
         }
         const id = `${randomBytes(18).toString("base64url")}.${contentType === "image/png" ? "png" : "jpg"}`;
-        await trx
-          .insertInto("task_media")
-          .values({ id, task_id: taskId, kind, content_type: contentType, bytes })
-          .execute();
+        await insertTaskMedia(trx, { id, task_id: taskId, kind, content_type: contentType, bytes });
         return { task_id: taskId, kind, url: `${deps.mediaBaseUrl}/${id}` };
       });
     },
@@ -121,18 +107,13 @@ export function createTasksService(deps: TasksServiceDeps) {
     /** Completes a task: the pickup → picked_up; the dropoff → delivered, with its proof. */
     async complete(taskId: number, body: Completion): Promise<Delivery> {
       return db.transaction().execute(async (trx) => {
-        const { stored, task } = await lockTask(trx, taskId);
+        const { delivery, task } = await lockTask(trx, taskId);
         requireUnderWay(task);
-        const media = await trx
-          .selectFrom("task_media")
-          .select(["id", "kind"])
-          .where("task_id", "=", taskId)
-          .orderBy("created_at")
-          .execute();
+        const media = await listTaskMedia(trx, taskId);
         const signature = media.find((m) => m.kind === "signature");
         const acceptedBy = body.accepted_by?.trim() || null;
         if (signature && !acceptedBy) throw unprocessable("accepted_by is required: a signature was uploaded");
-        return applyStatusChange(deps.writes, trx, stored, {
+        return delivery.changeStatus({
           status: task.kind === "pickup" ? "picked_up" : "delivered",
           completion: {
             notes: body.notes?.trim() || null,
@@ -147,11 +128,11 @@ export function createTasksService(deps: TasksServiceDeps) {
 
     async fail(taskId: number, body: { failure_reason: string; notes?: string | null }): Promise<Delivery> {
       return db.transaction().execute(async (trx) => {
-        const { stored, task } = await lockTask(trx, taskId);
+        const { delivery, task } = await lockTask(trx, taskId);
         requireUnderWay(task);
         const reason = body.failure_reason.trim();
         if (!reason) throw unprocessable("failure_reason must not be blank");
-        return applyStatusChange(deps.writes, trx, stored, {
+        return delivery.changeStatus({
           status: "failed",
           task: task.kind,
           failure_reason: reason,

@@ -7,13 +7,18 @@
  * through the same services as the operator's, so events and webhooks are the real ones.
  */
 import type { Kysely } from "kysely";
-import { sql } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../../db/database.ts";
-import { taskCoordinates } from "../../zones/zones.repository.ts";
 import type { PositionsService } from "../positions/positions.service.ts";
 import type { RoundsService } from "../rounds/rounds.service.ts";
 import type { TasksService } from "../rounds/tasks.service.ts";
+import {
+  advanceSimulation,
+  claimDueSimulation,
+  enqueueSimulatedDeliveries,
+  simulatedMessengerId,
+  simulatedTaskPlaces,
+} from "./simulator.repository.ts";
 
 export const FAIL_MARKER = "[fail]";
 /** A 1×1 PNG: the simulated signature and picture. */
@@ -38,51 +43,15 @@ export function createCourierSimulator(deps: SimulatorDeps) {
   let timer: NodeJS.Timeout | undefined;
   let pass: Promise<void> | undefined;
 
-  async function messengerId(): Promise<number> {
-    const found = await db.selectFrom("messengers").select("id").where("simulated", "=", true).executeTakeFirst();
-    if (found) return found.id;
-    const row = await db
-      .insertInto("messengers")
-      .values({ name: "Test-environment courier", simulated: true })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    return row.id;
-  }
-
-  /** New saved deliveries of opted-in test accounts join the simulation. */
-  async function enqueue() {
-    await sql`
-      insert into simulated_deliveries (delivery_id, account_id, next_at)
-      select d.id, d.account_id, now() + make_interval(secs => s.step_ms / 1000.0)
-      from deliveries d
-      join courier_simulators s on s.account_id = d.account_id and s.enabled
-      join accounts a on a.id = d.account_id and a.environment = 'test'
-      where d.status = 'saved' and d.created_at >= s.enabled_at
-      on conflict (delivery_id) do nothing
-    `.execute(db);
-  }
-
-  async function places(deliveryId: number) {
-    return db
-      .selectFrom("tasks as t")
-      .innerJoin("deliveries as d", "d.id", "t.delivery_id")
-      .leftJoin("delivery_zones as z", (join) =>
-        join.onRef("z.account_id", "=", "d.account_id").onRef("z.postal_code", "=", "t.postal_code"),
-      )
-      .select(["t.id", "t.kind", "t.recipient_name", ...taskCoordinates])
-      .where("t.delivery_id", "=", deliveryId)
-      .execute();
-  }
-
   async function step(row: { delivery_id: number; round_id: number | null; step: number }) {
-    const tasks = await places(row.delivery_id);
+    const tasks = await simulatedTaskPlaces(db, row.delivery_id);
     const pickup = tasks.find((t) => t.kind === "pickup");
     const dropoff = tasks.find((t) => t.kind === "dropoff");
     if (!pickup || !dropoff) return { done: true };
     let roundId = row.round_id;
     if (row.step === 0) {
       const round = await deps.rounds.create({
-        messenger_id: await messengerId(),
+        messenger_id: await simulatedMessengerId(db),
         delivery_ids: [row.delivery_id],
         simulated: true,
       });
@@ -127,26 +96,10 @@ export function createCourierSimulator(deps: SimulatorDeps) {
   }
 
   async function runDue() {
-    await enqueue();
+    await enqueueSimulatedDeliveries(db);
     for (;;) {
       const advanced = await db.transaction().execute(async (trx) => {
-        const row = await trx
-          .selectFrom("simulated_deliveries as s")
-          .innerJoin("courier_simulators as c", "c.account_id", "s.account_id")
-          .innerJoin("accounts as a", "a.id", "s.account_id")
-          .select(["s.delivery_id", "s.round_id", "s.step", "c.step_ms"])
-          // Switched off (or the account moved to production): its deliveries stop where they are.
-          .where("c.enabled", "=", true)
-          .where("a.environment", "=", "test")
-          .where("s.done", "=", false)
-          .where("s.next_at", "<=", sql<Date>`now()`)
-          .orderBy("s.next_at")
-          .limit(1)
-          // Only the simulation row: the steps below write from other connections, and a lock on
-          // the account row would block their foreign-key checks (and every create of the account).
-          .forUpdate("s")
-          .skipLocked()
-          .executeTakeFirst();
+        const row = await claimDueSimulation(trx);
         if (!row) return false;
         let result: { done: boolean; roundId?: number | null };
         try {
@@ -156,16 +109,12 @@ export function createCourierSimulator(deps: SimulatorDeps) {
           logger.info({ err: error, delivery: row.delivery_id, step: row.step }, "courier simulation stopped");
           result = { done: true };
         }
-        await trx
-          .updateTable("simulated_deliveries")
-          .set({
-            step: row.step + 1,
-            round_id: result.roundId ?? row.round_id,
-            done: result.done,
-            next_at: new Date(Date.now() + row.step_ms),
-          })
-          .where("delivery_id", "=", row.delivery_id)
-          .execute();
+        await advanceSimulation(trx, row.delivery_id, {
+          step: row.step + 1,
+          round_id: result.roundId ?? row.round_id,
+          done: result.done,
+          next_at: new Date(Date.now() + row.step_ms),
+        });
         return true;
       });
       if (!advanced) return;

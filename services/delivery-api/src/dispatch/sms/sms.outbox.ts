@@ -6,9 +6,9 @@
  * environment).
  */
 import type { Kysely } from "kysely";
-import { sql } from "kysely";
 import type { Logger } from "pino";
 import type { DB, Db } from "../../db/database.ts";
+import { claimDueSms, insertSmsOnce, updateSms } from "./sms.repository.ts";
 import type { SmsSender } from "./sms.sender.ts";
 
 const MAX_ATTEMPTS = 5;
@@ -27,17 +27,13 @@ export function trackingSmsText(senderName: string, trackingUrl: string) {
 
 /** Records the SMS of a task start; call inside the start's transaction. */
 export async function recordTrackingSms(db: Db, sms: TrackingSms) {
-  await db
-    .insertInto("sms_messages")
-    .values({
-      task_id: sms.taskId,
-      recipient: sms.to,
-      sender: sms.senderName,
-      body: trackingSmsText(sms.senderName, sms.trackingUrl),
-      status: sms.environment === "test" ? "suppressed" : "pending",
-    })
-    .onConflict((oc) => oc.column("task_id").doNothing())
-    .execute();
+  await insertSmsOnce(db, {
+    task_id: sms.taskId,
+    recipient: sms.to,
+    sender: sms.senderName,
+    body: trackingSmsText(sms.senderName, sms.trackingUrl),
+    status: sms.environment === "test" ? "suppressed" : "pending",
+  });
 }
 
 export interface SmsDispatcher {
@@ -59,38 +55,20 @@ export function createSmsDispatcher(options: {
 
   async function sendOne(): Promise<boolean> {
     return db.transaction().execute(async (trx) => {
-      // SKIP LOCKED: replicas share the queue, and a message is sent by one of them only.
-      const row = await trx
-        .selectFrom("sms_messages")
-        .selectAll()
-        .where("status", "=", "pending")
-        .where("next_attempt_at", "<=", sql<Date>`now()`)
-        .orderBy("id")
-        .limit(1)
-        .forUpdate()
-        .skipLocked()
-        .executeTakeFirst();
+      const row = await claimDueSms(trx);
       if (!row) return false;
       try {
         await sender.send({ to: row.recipient, from: row.sender, text: row.body });
-        await trx
-          .updateTable("sms_messages")
-          .set({ status: "sent", sent_at: new Date(), attempts: row.attempts + 1 })
-          .where("id", "=", row.id)
-          .execute();
+        await updateSms(trx, row.id, { status: "sent", sent_at: new Date(), attempts: row.attempts + 1 });
       } catch (error) {
         const attempts = row.attempts + 1;
         logger.warn({ err: error, sms: row.id, attempts }, "SMS not accepted by the provider");
-        await trx
-          .updateTable("sms_messages")
-          .set({
-            attempts,
-            last_error: String((error as Error).message ?? error).slice(0, 500),
-            status: attempts >= MAX_ATTEMPTS ? "failed" : "pending",
-            next_attempt_at: new Date(Date.now() + options.retryMs),
-          })
-          .where("id", "=", row.id)
-          .execute();
+        await updateSms(trx, row.id, {
+          attempts,
+          last_error: String((error as Error).message ?? error).slice(0, 500),
+          status: attempts >= MAX_ATTEMPTS ? "failed" : "pending",
+          next_attempt_at: new Date(Date.now() + options.retryMs),
+        });
       }
       return true;
     });

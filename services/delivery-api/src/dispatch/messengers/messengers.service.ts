@@ -1,0 +1,43 @@
+/** Messengers (the operator's couriers): create, list, show, rename. */
+import { formatTimestamp } from "@dos/contracts";
+import { notFound } from "@dos/service-kit";
+import type { Selectable } from "kysely";
+import type { Db } from "../../db/database.ts";
+import { optionalText, requiredText } from "../../lib/text.ts";
+import { findMessenger, insertMessenger, listMessengers, updateMessenger } from "./messengers.repository.ts";
+import type { MessengersTable } from "./messengers.table.ts";
+
+export interface MessengerChange {
+  name?: string;
+  phone?: string | null;
+}
+
+function messengerView(row: Selectable<MessengersTable>) {
+  return { id: row.id, name: row.name, phone: row.phone, created_at: formatTimestamp(row.created_at) };
+}
+
+export async function requireMessenger(db: Db, id: number) {
+  const row = await findMessenger(db, id);
+  if (!row) throw notFound(`messenger ${id}`);
+  return row;
+}
+
+export function createMessengersService(db: Db) {
+  return {
+    async create(body: { name: string; phone?: string | null }) {
+      const row = await insertMessenger(db, { name: requiredText(body.name, "name"), phone: optionalText(body.phone) });
+      return messengerView(row);
+    },
+    list: async () => (await listMessengers(db)).map(messengerView),
+    get: async (id: number) => messengerView(await requireMessenger(db, id)),
+    async update(id: number, { name, phone }: MessengerChange) {
+      const current = await requireMessenger(db, id);
+      if (name === undefined && phone === undefined) return messengerView(current);
+      const row = await updateMessenger(db, id, {
+        name: name === undefined ? undefined : requiredText(name, "name"),
+        phone: phone === undefined ? undefined : optionalText(phone),
+      });
+      return messengerView(row);
+    },
+  };
+}
