@@ -117,3 +117,8 @@ export function lockDelivery(db: Db, accountId: number, id: number) {
     .forUpdate()
     .executeTakeFirst();
 }
+
+/** The account a delivery belongs to, whichever it is (operator routes and dispatch). */
+export async function deliveryOwner(db: Db, id: number) {
+  return (await db.selectFrom("deliveries").select("account_id").where("id", "=", id).executeTakeFirst())?.account_id;
+}

@@ -9,7 +9,7 @@ import { unprocessable } from "@dos/service-kit";
 import type { Updateable } from "kysely";
 import type { Db } from "../db/database.ts";
 import { deliveryNotFound } from "./deliveries.errors.ts";
-import { findDelivery, updateDeliveryRow, updateTask } from "./deliveries.repository.ts";
+import { deliveryOwner, findDelivery, updateDeliveryRow, updateTask } from "./deliveries.repository.ts";
 import type { TaskKind, TasksTable } from "./deliveries.table.ts";
 import type { StoredDelivery } from "./delivery-draft.ts";
 import { canTransition, OPERATOR_TRANSITIONS } from "./delivery-status.ts";
@@ -46,8 +46,8 @@ export function createDeliveryStatusService(deps: DeliveriesDeps) {
 
 /** The delivery of any account, its row locked until the transaction ends; 404 when unknown. */
 export async function lockDeliveryById(trx: Db, id: number): Promise<StoredDelivery> {
-  const owner = await trx.selectFrom("deliveries").select("account_id").where("id", "=", id).executeTakeFirst();
-  const stored = owner && (await findDelivery(trx, owner.account_id, id, { forUpdate: true }));
+  const owner = await deliveryOwner(trx, id);
+  const stored = owner !== undefined && (await findDelivery(trx, owner, id, { forUpdate: true }));
   if (!stored) throw deliveryNotFound(id);
   return stored;
 }

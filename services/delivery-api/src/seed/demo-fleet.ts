@@ -7,6 +7,9 @@
  */
 import type { Db } from "../db/database.ts";
 import { lockVehicles, recordFleetState } from "../dispatch/fleet/fleet.repository.ts";
+import { findMessengerIdByName, insertMessenger } from "../dispatch/messengers/messengers.repository.ts";
+import { activeRoundIdsOf, insertRound } from "../dispatch/rounds/rounds.repository.ts";
+import { ensureVehicle, findVehicle } from "../dispatch/vehicles/vehicles.repository.ts";
 import { DEMO_MESSENGER, DEMO_VEHICLES } from "./demo-data.ts";
 
 /** One demo vehicle as var/demo.json lists it. */
@@ -22,71 +25,39 @@ export async function seedDemoFleet(db: Db): Promise<DemoVehicle[]> {
   const ids: number[] = [];
   for (const data of DEMO_VEHICLES) {
     const { external_id, provider, label } = data;
-    await db
-      .insertInto("vehicles")
-      .values({ external_id, provider, label })
-      .onConflict((oc) => oc.column("external_id").doNothing())
-      .execute();
-    const vehicle = await db
-      .selectFrom("vehicles")
-      .select("id")
-      .where("external_id", "=", external_id)
-      .executeTakeFirstOrThrow();
-    ids.push(vehicle.id);
+    const vehicleId = await ensureVehicle(db, { external_id, provider, label });
+    ids.push(vehicleId);
     // Locked like every fleet-changing write, so the entry recorded below is the committed state.
-    await lockVehicles(db, [vehicle.id]);
-    if (data.in_active_round && !(await activeRoundOf(db, vehicle.id)) && !(await messengerBusy(db, messengerId))) {
-      await db
-        .insertInto("rounds")
-        .values({ messenger_id: messengerId, vehicle_id: vehicle.id, status: "active", started_at: new Date() })
-        .execute();
+    await lockVehicles(db, [vehicleId]);
+    // A messenger is in at most one active round: an operator may have put the demo courier elsewhere.
+    if (
+      data.in_active_round &&
+      (await activeRoundIdsOf(db, "vehicle_id", vehicleId)).length === 0 &&
+      (await activeRoundIdsOf(db, "messenger_id", messengerId)).length === 0
+    ) {
+      await insertRound(db, {
+        messenger_id: messengerId,
+        vehicle_id: vehicleId,
+        status: "active",
+        started_at: new Date(),
+      });
     }
   }
   await recordFleetState(db, ids);
 
   const vehicles: DemoVehicle[] = [];
   for (const [index, data] of DEMO_VEHICLES.entries()) {
-    const stored = await db
-      .selectFrom("vehicles")
-      .select("provider")
-      .where("id", "=", ids[index] ?? 0)
-      .executeTakeFirstOrThrow();
+    const stored = await findVehicle(db, ids[index] ?? 0);
+    if (!stored) throw new Error(`demo vehicle ${data.external_id} vanished while seeding`);
     vehicles.push({
       external_id: data.external_id,
       provider: stored.provider,
-      active: (await activeRoundOf(db, ids[index] ?? 0)) !== undefined,
+      active: stored.active_round_id !== null,
     });
   }
   return vehicles;
 }
 
 async function demoMessenger(db: Db): Promise<number> {
-  const found = await db
-    .selectFrom("messengers")
-    .select("id")
-    .where("name", "=", DEMO_MESSENGER.name)
-    .where("simulated", "=", false)
-    .orderBy("id")
-    .executeTakeFirst();
-  if (found) return found.id;
-  return (await db.insertInto("messengers").values(DEMO_MESSENGER).returning("id").executeTakeFirstOrThrow()).id;
-}
-
-const activeRoundOf = (db: Db, vehicleId: number) =>
-  db
-    .selectFrom("rounds")
-    .select("id")
-    .where("vehicle_id", "=", vehicleId)
-    .where("status", "=", "active")
-    .executeTakeFirst();
-
-/** A messenger is in at most one active round: an operator may have put the demo courier elsewhere. */
-async function messengerBusy(db: Db, messengerId: number): Promise<boolean> {
-  const round = await db
-    .selectFrom("rounds")
-    .select("id")
-    .where("messenger_id", "=", messengerId)
-    .where("status", "=", "active")
-    .executeTakeFirst();
-  return round !== undefined;
+  return (await findMessengerIdByName(db, DEMO_MESSENGER.name)) ?? (await insertMessenger(db, DEMO_MESSENGER)).id;
 }

@@ -15,3 +15,15 @@ export const insertMessenger = (db: Db, values: Insertable<MessengersTable>) =>
 
 export const updateMessenger = (db: Db, id: number, values: Updateable<MessengersTable>) =>
   db.updateTable("messengers").set(values).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+
+/** The first of the operator's messengers with this name, if any. */
+export async function findMessengerIdByName(db: Db, name: string) {
+  const row = await db
+    .selectFrom("messengers")
+    .select("id")
+    .where("name", "=", name)
+    .where("simulated", "=", false)
+    .orderBy("id")
+    .executeTakeFirst();
+  return row?.id;
+}

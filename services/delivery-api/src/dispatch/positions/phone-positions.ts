@@ -8,6 +8,7 @@ import { unprocessable } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import { requireMessenger } from "../messengers/messengers.service.ts";
+import { activeRoundIdsOf } from "../rounds/rounds.repository.ts";
 import type { PositionsService } from "./positions.service.ts";
 
 const FUTURE_TOLERANCE_MS = 120_000;
@@ -25,20 +26,15 @@ export async function recordPhonePosition(
   if (recordedAt.getTime() > now.getTime() + FUTURE_TOLERANCE_MS) {
     throw unprocessable("timestamp must not be more than 120 seconds in the future");
   }
-  const rounds = await db
-    .selectFrom("rounds")
-    .select("id")
-    .where("messenger_id", "=", messengerId)
-    .where("status", "=", "active")
-    .execute();
-  for (const round of rounds) {
+  const roundIds = await activeRoundIdsOf(db, "messenger_id", messengerId);
+  for (const roundId of roundIds) {
     await positions.record({
-      roundId: round.id,
+      roundId,
       source: "phone",
       latitude: body.latitude,
       longitude: body.longitude,
       recordedAt,
     });
   }
-  return { stored: rounds.length > 0, round_ids: rounds.map((r) => r.id) };
+  return { stored: roundIds.length > 0, round_ids: roundIds };
 }

@@ -11,6 +11,7 @@ import { type NatsConnection, nanos } from "@nats-io/nats-core";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../../db/database.ts";
+import { isActiveRoundOfVehicle } from "../rounds/rounds.repository.ts";
 import type { PositionsService } from "./positions.service.ts";
 
 const validate = compileValidator<VehiclePosition>(VehiclePosition);
@@ -44,17 +45,9 @@ export function createPositionsConsumer(options: {
     }
     const position = checked.value;
     try {
-      const round = await db
-        .selectFrom("rounds as r")
-        .innerJoin("vehicles as v", "v.id", "r.vehicle_id")
-        .select("r.id")
-        .where("r.id", "=", position.round_id)
-        .where("r.status", "=", "active")
-        .where("v.external_id", "=", position.vehicle_external_id)
-        .executeTakeFirst();
-      if (round) {
+      if (await isActiveRoundOfVehicle(db, position.round_id, position.vehicle_external_id)) {
         await options.positions.record({
-          roundId: round.id,
+          roundId: position.round_id,
           source: "tracker",
           latitude: position.latitude,
           longitude: position.longitude,

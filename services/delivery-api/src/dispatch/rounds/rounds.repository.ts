@@ -88,3 +88,30 @@ export async function removeRoundTasks(db: Db, taskIds: number[]) {
 export async function deliveryIdOfTask(db: Db, taskId: number) {
   return (await db.selectFrom("tasks").select("delivery_id").where("id", "=", taskId).executeTakeFirst())?.delivery_id;
 }
+
+/**
+ * The active rounds of a messenger or of a vehicle: one at most, by the unique indexes (a list
+ * keeps the callers simple).
+ */
+export async function activeRoundIdsOf(db: Db, holder: "messenger_id" | "vehicle_id", id: number) {
+  const rows = await db
+    .selectFrom("rounds")
+    .select("id")
+    .where(holder, "=", id)
+    .where("status", "=", "active")
+    .execute();
+  return rows.map((row) => row.id);
+}
+
+/** The round, if it is active and its vehicle has this external id. */
+export async function isActiveRoundOfVehicle(db: Db, roundId: number, vehicleExternalId: string) {
+  const round = await db
+    .selectFrom("rounds as r")
+    .innerJoin("vehicles as v", "v.id", "r.vehicle_id")
+    .select("r.id")
+    .where("r.id", "=", roundId)
+    .where("r.status", "=", "active")
+    .where("v.external_id", "=", vehicleExternalId)
+    .executeTakeFirst();
+  return round !== undefined;
+}

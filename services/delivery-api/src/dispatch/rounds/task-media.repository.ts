@@ -30,3 +30,8 @@ export function listTaskMedia(db: Db, taskId: number) {
     .orderBy("created_at")
     .execute();
 }
+
+/** A proof image by its id. */
+export function findTaskMedia(db: Db, id: string) {
+  return db.selectFrom("task_media").select(["content_type", "bytes"]).where("id", "=", id).executeTakeFirst();
+}

@@ -9,6 +9,7 @@ import { HttpError, notFound } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import type { CurrentPosition, PositionsService } from "../positions/positions.service.ts";
+import { findTaskMedia } from "../rounds/task-media.repository.ts";
 import { findTrackedTasks, type TrackedTask } from "./tracking.repository.ts";
 
 export interface TrackingState {
@@ -85,11 +86,7 @@ export function createTrackingService(db: Kysely<DB>, positions: PositionsServic
     async media(id: string) {
       // Checked before the query: a NUL byte or a huge id would make PostgreSQL fail the request.
       if (!MEDIA_ID.test(id)) throw notFound("image");
-      const row = await db
-        .selectFrom("task_media")
-        .select(["content_type", "bytes"])
-        .where("id", "=", id)
-        .executeTakeFirst();
+      const row = await findTaskMedia(db, id);
       if (!row) throw notFound("image");
       return row;
     },

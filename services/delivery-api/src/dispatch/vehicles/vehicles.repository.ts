@@ -22,3 +22,18 @@ export const insertVehicle = async (db: Db, values: Insertable<VehiclesTable>) =
 export async function updateVehicle(db: Db, id: number, values: Updateable<VehiclesTable>) {
   await db.updateTable("vehicles").set(values).where("id", "=", id).execute();
 }
+
+/** Creates the vehicle unless one has its external id; either way, its id. */
+export async function ensureVehicle(db: Db, values: Insertable<VehiclesTable> & { external_id: string }) {
+  await db
+    .insertInto("vehicles")
+    .values(values)
+    .onConflict((oc) => oc.column("external_id").doNothing())
+    .execute();
+  const row = await db
+    .selectFrom("vehicles")
+    .select("id")
+    .where("external_id", "=", values.external_id)
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
