@@ -1,9 +1,11 @@
 /**
  * `npm test`: the whole check a clean machine and CI run. Finds or provides PostgreSQL and NATS,
- * builds, lints and formats (biome), typechecks, then runs every test file of every package
- * (unit, integration and e2e) in one node:test run. The last line is `tests: N passed, N failed`.
+ * builds, lints and formats (biome), typechecks, checks the import rules (dependency-cruiser), then
+ * runs every test file of every package (unit, integration and e2e) in one node:test run. The last line is `tests: N passed, N failed`.
  */
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { resolveInfrastructure } from "./infra.ts";
 import { runNodeTests } from "./node-tests.ts";
 import { root } from "./system.ts";
@@ -29,6 +31,12 @@ const typechecked =
   run("typecheck", "npx", ["turbo", "run", "typecheck", "--output-logs=errors-only"]) &&
   run("typecheck scripts", "npx", ["tsc", "-p", "tsconfig.json"]);
 if (!typechecked) failedChecks.push("typecheck");
+// The import rules of .dependency-cruiser.cjs (layers, no cycles, services apart) over every
+// workspace's top folder and the scripts; each violation is printed with the offending import.
+const workspaces: string[] = JSON.parse(readFileSync(path.join(root, "package.json"), "utf8")).workspaces;
+const cruised = [...new Set([...workspaces.map((glob) => glob.split("/")[0] ?? glob), "scripts"])];
+const importRules = ["--config", ".dependency-cruiser.cjs", "--output-type", "err", ...cruised];
+if (!run("import rules", "npx", ["depcruise", ...importRules])) failedChecks.push("import rules");
 
 // Earlier runs' NATS namespaces (an hour old: no run still uses them) would pile up on a shared
 // server. Imported only now: the kit is built above.
