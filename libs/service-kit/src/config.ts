@@ -7,6 +7,7 @@
 import { compileValidator } from "@dos/contracts";
 import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { natsCredentials } from "./nats.ts";
+import { nearestName } from "./nearest-name.ts";
 import { SAMPLER_NAMES } from "./tracing-sampler.ts";
 
 export class ConfigError extends Error {
@@ -147,7 +148,7 @@ export function loadConfig<T extends TObject>(schema: T, options: LoadConfigOpti
     const replacement = RETIRED[name];
     if (replacement && env[name] !== "") throw new ConfigError(`${name} is no longer read; set ${replacement} instead`);
     if (name.startsWith(options.prefix) && !known.includes(name)) {
-      const hint = closest(name, known);
+      const hint = nearestName(name, known, 3);
       throw new ConfigError(`${name} is not a known variable${hint ? ` (did you mean ${hint}?)` : ""}`);
     }
   }
@@ -229,29 +230,6 @@ function describe(schema: TSchema | undefined, fallback = "is malformed"): strin
 function show(name: string, raw: string): string {
   if (/TOKEN|SECRET|PASSWORD|KEY/.test(name)) return "a value that is hidden";
   return JSON.stringify(raw.replace(/\/\/([^:/@]+):[^@/]*@/, "//$1:***@"));
-}
-
-function closest(name: string, candidates: string[]): string | undefined {
-  let best: { candidate: string; distance: number } | undefined;
-  for (const candidate of candidates) {
-    const distance = levenshtein(name, candidate);
-    if (distance <= 3 && (!best || distance < best.distance)) best = { candidate, distance };
-  }
-  return best?.candidate;
-}
-
-function levenshtein(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] ?? 0;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j] ?? 0;
-      row[j] = Math.min((row[j] ?? 0) + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length] ?? 0;
 }
 
 /** Runs a boot step and turns a ConfigError into one clear line and exit code 78 (EX_CONFIG). */

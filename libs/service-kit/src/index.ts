@@ -1,3 +1,4 @@
+export * from "./batcher.ts";
 export * from "./bearer-auth.ts";
 export * from "./boot.ts";
 export * from "./config.ts";
@@ -15,6 +16,9 @@ export * from "./migrate-command.ts";
 export * from "./migrator.ts";
 export * from "./nats.ts";
 export * from "./nats-tracing.ts";
+export * from "./nearest-name.ts";
+export * from "./pg-errors.ts";
+export * from "./retry.ts";
 export * from "./secret-file.ts";
 export * from "./security-headers.ts";
 export * from "./server-timeouts.ts";
