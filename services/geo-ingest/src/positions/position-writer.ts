@@ -1,10 +1,13 @@
 /**
- * Group commit: positions from concurrent requests are gathered into one multi-row INSERT,
- * written when the batch is full or after a few milliseconds, and each request is answered
- * only once the statement holding its row has committed. While batches are in flight new
- * rows keep gathering, so batches grow with the load and PostgreSQL sees few, large writes.
+ * Group commit (the kit's batcher): positions from concurrent requests are gathered into one
+ * multi-row INSERT, written when the batch is full or after a few milliseconds, and each request
+ * is answered only once the statement holding its row has committed. While batches are in flight
+ * new rows keep gathering, so batches grow with the load and PostgreSQL sees few, large writes.
+ * Failure policy `isolate`, for data errors only: a row the database refuses (a case validation
+ * missed) must not take its batch down, while a database that is away fails the batch at once
+ * (the tracker retries; a queue of retries would only hold memory).
  */
-import type { Database } from "@dos/service-kit";
+import { createBatcher, type Database, ItemRefused, refusesData } from "@dos/service-kit";
 import type { Logger } from "pino";
 import type { GeoMetrics } from "../metrics.ts";
 import { findStoredPositions, insertPositions } from "./positions.repository.ts";
@@ -53,163 +56,132 @@ export interface PositionWriter {
   drain(): Promise<void>;
 }
 
-interface Pending {
-  row: PositionRow;
-  resolve(): void;
-  reject(error: unknown): void;
-}
+type Outcome = undefined | ItemRefused;
 
-/** SQLSTATE classes 22 (data exception) and 23 (integrity): the rows, not the database, are at fault. */
-const refusesData = (error: unknown) => /^2[23]/.test(String((error as { code?: unknown })?.code ?? ""));
-
-const byVehicleAndTime = (a: Pending, b: Pending) =>
-  a.row.vehicleExternalId < b.row.vehicleExternalId
+const byVehicleAndTime = (a: PositionRow, b: PositionRow) =>
+  a.vehicleExternalId < b.vehicleExternalId
     ? -1
-    : a.row.vehicleExternalId > b.row.vehicleExternalId
+    : a.vehicleExternalId > b.vehicleExternalId
       ? 1
-      : a.row.recordedMs - b.row.recordedMs;
+      : a.recordedMs - b.recordedMs;
 
 export function createPositionWriter(
   pool: Database<unknown>["pool"],
   options: WriterOptions,
   deps: { logger: Logger; metrics: GeoMetrics; onCommitted(rows: PositionRow[]): void },
 ): PositionWriter {
-  let pending: Pending[] = [];
-  let inFlight = 0;
-  let inFlightRows = 0;
-  let due = false;
-  let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
-  let idle: Array<() => void> = [];
+  const failed = (reason: unknown, rows: number) => {
+    deps.metrics.writeFailures.inc(rows);
+    deps.logger.error({ err: reason, rows }, "position batch could not be written");
+  };
 
-  const flush = async (batch: Pending[], restamps = 0): Promise<void> => {
-    // Rows in key order: two concurrent batches touching the same keys then never deadlock.
-    if (options.concurrency > 1) batch.sort(byVehicleAndTime);
-    const rows = batch.map((item) => item.row);
+  /** One INSERT; the rows it did not insert met a stored position at their vehicle and time. */
+  const insert = async (rows: PositionRow[]): Promise<number> => {
     const started = performance.now();
     let inserted: number;
     try {
       inserted = await insertPositions(pool, rows);
     } catch (error) {
-      if (refusesData(error) && batch.length > 1) {
-        // A row the database refuses (a case validation missed) must not take its batch down:
-        // halve until the rows that can be stored are, and only the culprit is refused.
-        const half = Math.ceil(batch.length / 2);
-        await flush(batch.slice(0, half), restamps);
-        await flush(batch.slice(half), restamps);
-        return;
-      }
-      fail(batch, refusesData(error) ? new PositionRefused(error) : error);
-      return;
+      throw refusesData(error) ? new PositionRefused(error) : error;
     }
     deps.metrics.writeSeconds.observe((performance.now() - started) / 1000);
     deps.metrics.batchRows.observe(rows.length);
     deps.metrics.written.inc(inserted);
-    if (inserted === rows.length) {
-      deps.onCommitted(rows);
-      for (const item of batch) item.resolve();
-      return;
-    }
-    await settle(batch, inserted, restamps);
+    return inserted;
   };
 
-  const fail = (batch: Pending[], reason: unknown) => {
-    deps.metrics.writeFailures.inc(batch.length);
-    deps.logger.error({ err: reason, rows: batch.length }, "position batch could not be written");
-    for (const item of batch) item.reject(reason);
+  const writeBatch = async (rows: PositionRow[]): Promise<Outcome[]> => {
+    const outcomes = new Array<Outcome>(rows.length);
+    const inserted = await insert(rows);
+    if (inserted === rows.length) {
+      deps.onCommitted(rows);
+      return outcomes;
+    }
+    // A failure here fails the whole batch: its new rows are committed but answered 503, and a
+    // tracker's retry of a timestamped position is then answered 200 without a second row (one
+    // without a timestamp is stamped anew).
+    let restamped = await settle(
+      rows,
+      rows.map((_, i) => i),
+      inserted,
+      0,
+      outcomes,
+    );
+    for (let restamps = 1; restamped.length > 0; restamps++) {
+      const again = restamped.map((i) => rows[i] as PositionRow);
+      try {
+        const insertedAgain = await insert(again);
+        if (insertedAgain === again.length) {
+          deps.onCommitted(again);
+          break;
+        }
+        restamped = await settle(rows, restamped, insertedAgain, restamps, outcomes);
+      } catch (error) {
+        // Only the restamped rows fail: the rest of the batch is answered already.
+        failed(error, again.length);
+        for (const i of restamped) outcomes[i] = new ItemRefused(error);
+        break;
+      }
+    }
+    return outcomes;
   };
 
   /**
-   * Some rows met a stored position at their vehicle and time (a second round trip, only then):
-   * a row the table holds as it is, whoever inserted it, is answered 200; another place at a
-   * timestamp the tracker gave is refused; a server stamp moves on and is written again.
+   * Some rows (`indexes` into the batch) met a stored position at their vehicle and time (a
+   * second round trip, only then): a row the table holds as it is, whoever inserted it, is
+   * answered 200; another place at a timestamp the tracker gave is refused; a server stamp moves
+   * on by a microsecond. Answers the indexes of the rows to write again.
    */
-  const settle = async (batch: Pending[], inserted: number, restamps: number) => {
-    let stored: boolean[];
-    try {
-      stored = await findStoredPositions(
-        pool,
-        batch.map((item) => item.row),
-      );
-    } catch (error) {
-      // The new rows are committed but answered 503: a tracker's retry of a timestamped position
-      // is then answered 200 without a second row (one without a timestamp is stamped anew).
-      fail(batch, error);
-      return;
-    }
-    const kept: Pending[] = [];
-    const restamped: Pending[] = [];
-    batch.forEach((item, i) => {
-      if (stored[i]) kept.push(item);
-      else if (!item.row.serverStamped) item.reject(new TimestampTaken());
+  const settle = async (
+    rows: PositionRow[],
+    indexes: number[],
+    inserted: number,
+    restamps: number,
+    outcomes: Outcome[],
+  ): Promise<number[]> => {
+    const stored = await findStoredPositions(
+      pool,
+      indexes.map((i) => rows[i] as PositionRow),
+    );
+    const kept: PositionRow[] = [];
+    const restamped: number[] = [];
+    indexes.forEach((index, i) => {
+      const row = rows[index] as PositionRow;
+      if (stored[i]) kept.push(row);
+      else if (!row.serverStamped) outcomes[index] = new ItemRefused(new TimestampTaken());
       else if (restamps < RESTAMP_ATTEMPTS) {
-        item.row.recordedMs += MICROSECOND_MS;
-        restamped.push(item);
-      } else fail([item], new Error("no free microsecond for a server-stamped position"));
+        row.recordedMs += MICROSECOND_MS;
+        restamped.push(index);
+      } else {
+        const reason = new Error("no free microsecond for a server-stamped position");
+        failed(reason, 1);
+        outcomes[index] = new ItemRefused(reason);
+      }
     });
     deps.metrics.duplicates.inc(Math.max(0, kept.length - inserted));
-    deps.onCommitted(kept.map((item) => item.row));
-    for (const item of kept) item.resolve();
-    if (restamped.length > 0) await flush(restamped, restamps + 1);
+    deps.onCommitted(kept);
+    return restamped;
   };
 
-  const pump = () => {
-    while (inFlight < options.concurrency && pending.length > 0 && (due || pending.length >= options.maxRows)) {
-      const batch = pending.length <= options.maxRows ? pending : pending.slice(0, options.maxRows);
-      pending = pending.length <= options.maxRows ? [] : pending.slice(options.maxRows);
-      inFlight++;
-      inFlightRows += batch.length;
-      void flush(batch).finally(() => {
-        inFlight--;
-        inFlightRows -= batch.length;
-        pump();
-      });
-    }
-    if (pending.length === 0) due = false;
-    else if (!due && !timer) arm();
-    if (pending.length === 0 && inFlight === 0 && idle.length > 0) {
-      const waiters = idle;
-      idle = [];
-      for (const wake of waiters) wake();
-    }
-  };
-
-  const fire = () => {
-    timer = undefined;
-    due = true;
-    pump();
-  };
-  // A delay of 0 gathers what arrives in the same turn of the event loop; under load, rows
-  // also gather while every write slot is busy, so batches grow without adding latency.
-  const arm = () => {
-    timer = options.maxDelayMs === 0 ? setImmediate(fire) : setTimeout(fire, options.maxDelayMs);
-  };
-  const disarm = () => {
-    if (options.maxDelayMs === 0) clearImmediate(timer as NodeJS.Immediate);
-    else clearTimeout(timer as NodeJS.Timeout);
-    timer = undefined;
-  };
+  const batcher = createBatcher<PositionRow, undefined>({
+    handle: writeBatch,
+    maxBatch: options.maxRows,
+    concurrency: options.concurrency,
+    lingerMs: options.maxDelayMs,
+    // Rows in key order: two concurrent batches touching the same keys then never deadlock.
+    order: options.concurrency > 1 ? byVehicleAndTime : undefined,
+    onFailure: { policy: "isolate", when: (error) => error instanceof PositionRefused },
+    onRejected: failed,
+  });
 
   return {
-    write(row) {
-      return new Promise<void>((resolve, reject) => {
-        pending.push({ row, resolve, reject });
-        if (pending.length >= options.maxRows) pump();
-        else if (!timer && !due) arm();
-      });
-    },
+    write: (row) => batcher.add(row),
     get queued() {
-      return pending.length + inFlightRows;
+      return batcher.queued;
     },
     get full() {
-      return pending.length + inFlightRows >= options.queueLimit;
+      return batcher.queued >= options.queueLimit;
     },
-    drain() {
-      disarm();
-      due = true;
-      return new Promise<void>((resolve) => {
-        idle.push(resolve);
-        pump();
-      });
-    },
+    drain: () => batcher.drain(),
   };
 }
