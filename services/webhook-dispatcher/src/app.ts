@@ -5,7 +5,7 @@
  * worker of the database queue, and the periodic gauges and pruning.
  */
 import { natsNames, SERVICE_NAMES } from "@dos/contracts";
-import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import { type BuiltService, createBatcher, createHttpApp, type ServiceDeps } from "@dos/service-kit";
 import { jetstreamManager } from "@nats-io/jetstream";
 import type { Service } from "@nats-io/services";
 import type { Kysely } from "kysely";
@@ -24,11 +24,11 @@ import { pruneExpired } from "./queue/retention.ts";
 import { accountEventsSince } from "./replay/event-history.ts";
 import { createSecretBox } from "./signing/secret-box.ts";
 import { type DeliveredAttempt, logDelivered } from "./worker/attempts.repository.ts";
-import { createBatcher } from "./worker/batcher.ts";
 import { createLiveQueues } from "./worker/live-queues.ts";
 import { createRetryWorker } from "./worker/retry-worker.ts";
 import { createSendGate } from "./worker/send-gate.ts";
 import { createSender } from "./worker/sender.ts";
+import { retryUntilStopped } from "./worker/write-retries.ts";
 
 const PRUNE_INTERVAL_MS = 60 * 60 * 1000;
 const ATTEMPT_LOG_BATCH = 1000;
@@ -66,10 +66,9 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     endpointLimit: config.WEBHOOKS_ENDPOINT_CONCURRENCY,
   });
   const attemptLog = createBatcher<DeliveredAttempt, void>({
-    label: "delivered webhook attempts",
     maxBatch: ATTEMPT_LOG_BATCH,
     lingerMs: ATTEMPT_LOG_LINGER_MS,
-    logger,
+    onFailure: retryUntilStopped(logger, "delivered webhook attempts"),
     handle: async (attempts) => {
       await logDelivered(db, attempts);
       return attempts.map(() => undefined);
@@ -179,8 +178,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       // Each partition is handed over cleanly: its POSTs in flight are recorded first.
       await ownership.stop();
       await retryWorker.stop();
-      await attemptLog.idle();
-      await parking.idle();
+      await attemptLog.drain();
+      await parking.drain();
       attemptLog.stop();
       parking.stop();
       await client.close();

@@ -11,6 +11,8 @@
 import { SERVICE_NAMES } from "@dos/contracts";
 import {
   contextFromNatsHeaders,
+  createBatcher,
+  retry,
   type Span,
   SpanKind,
   SpanStatusCode,
@@ -26,8 +28,8 @@ import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
 import type { StoredEvent } from "../queue/queue.repository.ts";
-import { createBatcher } from "../worker/batcher.ts";
 import type { LiveQueues } from "../worker/live-queues.ts";
+import { retryUntilStopped } from "../worker/write-retries.ts";
 import { readDeliveryEvent, storedEvent } from "./delivery-event.ts";
 import { type RoutedEndpoint, routeEvents } from "./intake.repository.ts";
 import { createPartitionConsumer, type PartitionConsumer } from "./partition-consumer.ts";
@@ -72,10 +74,10 @@ export function createIntake(options: {
   const consumers = new Map<number, PartitionConsumer>();
   const entries = new Map<string, Entry>();
   const batches = createBatcher<{ msg: JsMsg; partition: number }, void>({
-    label: "delivery events",
     maxBatch: MAX_BATCH,
     lingerMs: ROUTE_LINGER_MS,
-    logger,
+    // handle() catches its own failures (below): the policy is the dispatcher's, never used.
+    onFailure: retryUntilStopped(logger, "delivery events"),
     handle: async (batch) => {
       try {
         await handleBatch(batch);
@@ -168,23 +170,26 @@ export function createIntake(options: {
   }
 
   /** Routes the batch, waiting out a database outage; null when its partitions were all released meanwhile. */
-  async function routeWithRetries(fresh: Entry[]): Promise<RoutedEndpoint[] | null> {
-    for (;;) {
-      try {
+  function routeWithRetries(fresh: Entry[]): Promise<RoutedEndpoint[] | null> {
+    return retry(
+      async (attempt) => {
+        if (attempt > 1 && !fresh.some((entry) => consumers.has(entry.partition))) return null;
         return await routeEvents(
           options.db,
           fresh.map((entry) => entry.event),
         );
-      } catch (error) {
-        logger.warn({ err: error, events: fresh.length }, "cannot route delivery events; retrying");
-        metrics.eventsReceived.inc({ result: "failed" }, fresh.length);
-        fresh.forEach((entry) => {
-          entry.span?.setStatus({ code: SpanStatusCode.ERROR });
-        });
-        await new Promise((resolve) => setTimeout(resolve, ROUTE_RETRY_MS));
-        if (!fresh.some((entry) => consumers.has(entry.partition))) return null;
-      }
-    }
+      },
+      {
+        backoff: { firstMs: ROUTE_RETRY_MS },
+        onRetry(error) {
+          logger.warn({ err: error, events: fresh.length }, "cannot route delivery events; retrying");
+          metrics.eventsReceived.inc({ result: "failed" }, fresh.length);
+          fresh.forEach((entry) => {
+            entry.span?.setStatus({ code: SpanStatusCode.ERROR });
+          });
+        },
+      },
+    );
   }
 
   return {

@@ -10,12 +10,13 @@
  * A queued webhook's message row is committed before the answer, so its stream message may be
  * acknowledged.
  */
+import { type Batcher, createBatcher } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
 import { type FailedAttempt, type RecordedAttempt, recordFailures } from "../worker/attempts.repository.ts";
-import { type Batcher, createBatcher } from "../worker/batcher.ts";
 import type { SentAttempt } from "../worker/sender.ts";
+import { retryUntilStopped } from "../worker/write-retries.ts";
 import {
   busyQueues,
   lockQueues,
@@ -48,11 +49,10 @@ export function createParking(options: {
   disableAfterMs: number;
 }): Batcher<ParkRequest, ParkOutcome> {
   return createBatcher({
-    label: "webhooks into the queue",
     maxBatch: MAX_BATCH,
     // An account whose many webhooks all move at once does not hold another's failure back.
     ownerOf: (request) => request.event.account_id,
-    logger: options.logger,
+    onFailure: retryUntilStopped(options.logger, "webhooks into the queue"),
     handle: (requests) => options.db.transaction().execute((tx) => park(tx, requests, options.disableAfterMs)),
   });
 }

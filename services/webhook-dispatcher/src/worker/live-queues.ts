@@ -15,13 +15,13 @@
  * Each webhook reports `handled()` once: delivered and logged, or committed to the database
  * queue. Its stream message is acknowledged when all its webhooks are handled.
  */
+import type { Batcher } from "@dos/service-kit";
 import type { Logger } from "pino";
 import type { RoutedEndpoint } from "../intake/intake.repository.ts";
 import type { DispatcherMetrics } from "../metrics.ts";
 import type { ParkOutcome, ParkRequest } from "../queue/parking.ts";
 import type { StoredEvent } from "../queue/queue.repository.ts";
 import type { DeliveredAttempt } from "./attempts.repository.ts";
-import type { Batcher } from "./batcher.ts";
 import type { QueuedSend, SendGate } from "./send-gate.ts";
 import type { Send, SentAttempt } from "./sender.ts";
 

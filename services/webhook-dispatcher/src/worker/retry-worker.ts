@@ -12,6 +12,7 @@
  * leaves the rest of `maxInFlight` to the others, whose first due head is claimed at the next
  * claim.
  */
+import { createBatcher } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../db/database.ts";
@@ -25,9 +26,9 @@ import {
   recordFailures,
   recordQueuedDelivered,
 } from "./attempts.repository.ts";
-import { createBatcher } from "./batcher.ts";
 import type { QueuedSend, SendGate } from "./send-gate.ts";
 import type { Send } from "./sender.ts";
+import { retryUntilStopped } from "./write-retries.ts";
 
 /** A claim marks its messages as taken for this long; a new owner of the partition clears it. */
 const LEASE_MS = 10 * 60 * 1000;
@@ -75,10 +76,9 @@ export function createRetryWorker(options: {
   let running = false;
 
   const records = createBatcher<Record, RecordedAttempt | undefined>({
-    label: "webhook retries",
     maxBatch: RECORD_BATCH,
     ownerOf: (record) => record.accountId,
-    logger,
+    onFailure: retryUntilStopped(logger, "webhook retries"),
     handle: (batch) =>
       db.transaction().execute(async (tx) => {
         const delivered = batch.flatMap((r) => ("delivered" in r ? [r.delivered] : []));
@@ -216,7 +216,7 @@ export function createRetryWorker(options: {
       running = false;
       clearInterval(poller);
       await claiming;
-      await records.idle();
+      await records.drain();
       records.stop();
     },
   };
