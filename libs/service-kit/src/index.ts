@@ -9,6 +9,7 @@ export * from "./errors.ts";
 export * from "./health.ts";
 export * from "./http.ts";
 export * from "./internal-listener.ts";
+export * from "./kv-mirror.ts";
 export * from "./lifecycle.ts";
 export * from "./logger.ts";
 export * from "./metrics.ts";

@@ -1,11 +1,11 @@
 /**
  * The fleet as geo-ingest needs it, held in memory: the FLEET KV bucket (written by
- * delivery-api) is watched, so the hot path never reads a database and a round that starts or
- * ends is honoured as soon as its KV update arrives (milliseconds). The watch is re-opened from
- * the last revision seen whenever it stops, so no update is missed.
+ * delivery-api) is mirrored by the kit's KV mirror, so the hot path never reads a database and a
+ * round that starts or ends is honoured as soon as its KV update arrives (milliseconds).
  */
 import { compileValidator, FleetEntry, natsNames, vehicleIdFromFleetKey } from "@dos/contracts";
-import { type KV, Kvm, type KvWatchEntry } from "@nats-io/kv";
+import { createKvMirror } from "@dos/service-kit";
+import type { KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 import type { PositionRow } from "../positions/positions.table.ts";
@@ -45,7 +45,6 @@ export interface FleetCache {
 }
 
 const validateEntry = compileValidator<FleetEntry>(FleetEntry);
-const RETRY_MS = 500;
 
 export function createFleetCache(nc: NatsConnection, namespace: string, logger: Logger): FleetCache {
   const bucket = natsNames(namespace).buckets.fleet;
@@ -59,16 +58,6 @@ export function createFleetCache(nc: NatsConnection, namespace: string, logger: 
     return name;
   };
   let activeCount = 0;
-  let loaded = false;
-  let watching = false;
-  let stopped = false;
-  let lastRevision = 0;
-  let stopWatch: (() => void) | undefined;
-  let loop: Promise<void> | undefined;
-  let markLoaded: () => void = () => {};
-  const firstLoad = new Promise<void>((resolve) => {
-    markLoaded = resolve;
-  });
 
   const remove = (id: string) => {
     const previous = vehicles.get(id);
@@ -77,7 +66,6 @@ export function createFleetCache(nc: NatsConnection, namespace: string, logger: 
   };
 
   const apply = (entry: KvWatchEntry) => {
-    lastRevision = entry.revision;
     const id = vehicleIdFromFleetKey(entry.key);
     remove(id);
     if (entry.operation !== "PUT") return;
@@ -104,44 +92,18 @@ export function createFleetCache(nc: NatsConnection, namespace: string, logger: 
     if (roundId != null) activeCount++;
   };
 
-  const watchOnce = async (kv: KV) => {
-    if (!loaded) {
-      // A watch that broke during the first load starts over: its snapshot is incomplete.
+  const mirror = createKvMirror({
+    nc,
+    bucket,
+    logger,
+    label: "fleet",
+    apply,
+    clear() {
       vehicles.clear();
       activeCount = 0;
-      lastRevision = 0;
-    }
-    // The bucket's message count tells whether an initial snapshot is coming at all.
-    const initial = loaded ? 0 : (await kv.status()).values;
-    const watch = await kv.watch({ resumeFromRevision: lastRevision > 0 ? lastRevision + 1 : undefined });
-    stopWatch = () => watch.stop();
-    watching = true;
-    if (initial === 0 && !loaded) finishLoad();
-    for await (const entry of watch) {
-      apply(entry);
-      if (!loaded && entry.delta === 0) finishLoad();
-    }
-  };
-
-  const finishLoad = () => {
-    loaded = true;
-    logger.info({ vehicles: vehicles.size, active: activeCount }, "fleet loaded from the FLEET bucket");
-    markLoaded();
-  };
-
-  const run = async () => {
-    while (!stopped) {
-      try {
-        const kv = await new Kvm(nc).open(bucket);
-        await watchOnce(kv);
-      } catch (error) {
-        if (!stopped) logger.warn({ err: error }, "fleet watch failed; re-opening");
-      } finally {
-        watching = false;
-      }
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-    }
-  };
+    },
+    onLoaded: () => logger.info({ vehicles: vehicles.size, active: activeCount }, "fleet loaded from the FLEET bucket"),
+  });
 
   return {
     get: (id) => vehicles.get(id),
@@ -152,23 +114,13 @@ export function createFleetCache(nc: NatsConnection, namespace: string, logger: 
       return activeCount;
     },
     get loaded() {
-      return loaded;
+      return mirror.loaded;
     },
     get revision() {
-      return lastRevision;
+      return mirror.revision;
     },
-    async check() {
-      if (!loaded) throw new Error("fleet is still loading");
-      if (!watching) throw new Error("fleet watch is down");
-    },
-    async start() {
-      loop ??= run();
-      await Promise.race([firstLoad, loop]);
-    },
-    async stop() {
-      stopped = true;
-      stopWatch?.();
-      await loop;
-    },
+    check: () => mirror.check(),
+    start: () => mirror.start(),
+    stop: () => mirror.stop(),
   };
 }
