@@ -7,6 +7,7 @@
 import { type ConsumerConfig, type ConsumerMessages, jetstream, jetstreamManager } from "@nats-io/jetstream";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
+import { retry } from "./retry.ts";
 
 export interface DurableConsumerOptions {
   nc: NatsConnection;
@@ -20,6 +21,11 @@ export interface DurableConsumerOptions {
   drain(messages: ConsumerMessages): Promise<void>;
   maxMessages?: number;
   retryMs?: number;
+  /**
+   * Brings the consumer to where consuming starts, before each consume; `restart` is false for
+   * the first one after start(). By default ensure(): created, or updated to `config`.
+   */
+  prepare?(restart: boolean): Promise<void>;
 }
 
 export interface DurableConsumer {
@@ -33,7 +39,7 @@ export interface DurableConsumer {
 export function createDurableConsumer(options: DurableConsumerOptions): DurableConsumer {
   const { nc, stream, config, logger } = options;
   const retryMs = options.retryMs ?? 1000;
-  let running = false;
+  let stopping: AbortController | undefined;
   let current: ConsumerMessages | undefined;
   let loop: Promise<void> | undefined;
 
@@ -49,36 +55,42 @@ export function createDurableConsumer(options: DurableConsumerOptions): DurableC
     if (differs) await jsm.consumers.update(stream, config.durable_name, config);
   }
 
-  async function run() {
-    while (running) {
-      try {
-        await ensure();
-        const consumer = await jetstream(nc).consumers.get(stream, config.durable_name);
-        current = await consumer.consume({ max_messages: options.maxMessages ?? 256 });
-        // A consume stopped before it is iterated must be stopped here, or the loop would wait on it.
-        if (!running) {
-          current.stop();
-          break;
-        }
-        await options.drain(current);
-      } catch (error) {
-        current?.stop();
-        if (!running) break;
-        logger.warn({ err: error }, `${options.label} consumer failed; re-creating it`);
-        await new Promise((resolve) => setTimeout(resolve, retryMs));
+  async function consumeOnce(signal: AbortSignal, restart: boolean) {
+    try {
+      await (options.prepare ? options.prepare(restart) : ensure());
+      const consumer = await jetstream(nc).consumers.get(stream, config.durable_name);
+      current = await consumer.consume({ max_messages: options.maxMessages ?? 256 });
+      // A consume stopped before it is iterated must be stopped here, or the loop would wait on it.
+      if (signal.aborted) {
+        current.stop();
+        return;
       }
+      await options.drain(current);
+    } catch (error) {
+      current?.stop();
+      throw error;
+    }
+  }
+
+  async function run(signal: AbortSignal) {
+    for (let restart = false; !signal.aborted; restart = true) {
+      await retry((attempt) => consumeOnce(signal, restart || attempt > 1), {
+        backoff: { firstMs: retryMs },
+        signal,
+        onRetry: (error) => logger.warn({ err: error }, `${options.label} consumer failed; re-creating it`),
+      }).catch(() => {});
     }
   }
 
   return {
     ensure,
     start() {
-      if (running) return;
-      running = true;
-      loop = run();
+      if (stopping && !stopping.signal.aborted) return;
+      stopping = new AbortController();
+      loop = run(stopping.signal);
     },
     async stop() {
-      running = false;
+      stopping?.abort();
       current?.stop();
       await loop;
     },

@@ -10,7 +10,7 @@
  * revision: two replicas storing versions at once can never leave the older snapshot last.
  */
 import { AccountTariffs, compileValidator, type NatsNames, tariffsKey } from "@dos/contracts";
-import type { Logger } from "@dos/service-kit";
+import { type Logger, retry } from "@dos/service-kit";
 import { type KV, type KvEntry, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Db } from "../db/database.ts";
@@ -44,8 +44,7 @@ export function createTariffsBucketWriter(deps: {
   let allPending = false;
   let kv: KV | undefined;
   let running: Promise<void> | undefined;
-  let stopped = false;
-  let wakeUp: (() => void) | undefined;
+  const stopping = new AbortController();
 
   const writeAccount = async (store: KV, accountId: number) => {
     const entry: AccountTariffs = {
@@ -69,46 +68,38 @@ export function createTariffsBucketWriter(deps: {
     throw lastError;
   };
 
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      wakeUp = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
+  const writePending = async () => {
+    kv ??= await new Kvm(deps.nc).open(deps.names.buckets.tariffs);
+    if (allPending) {
+      for (const accountId of await listTariffAccounts(db)) pending.add(accountId);
+      allPending = false;
+    }
+    for (const accountId of [...pending]) {
+      // Taken off first: a version stored while this write reads asks for another write.
+      pending.delete(accountId);
+      await writeAccount(kv, accountId).catch((error: unknown) => {
+        pending.add(accountId);
+        throw error;
+      });
+    }
+  };
 
   const run = async () => {
-    let retryMs = RETRY_FIRST_MS;
-    while (!stopped && (allPending || pending.size > 0)) {
-      try {
-        kv ??= await new Kvm(deps.nc).open(deps.names.buckets.tariffs);
-        if (allPending) {
-          for (const accountId of await listTariffAccounts(db)) pending.add(accountId);
-          allPending = false;
-        }
-        for (const accountId of [...pending]) {
-          // Taken off first: a version stored while this write reads asks for another write.
-          pending.delete(accountId);
-          await writeAccount(kv, accountId).catch((error: unknown) => {
-            pending.add(accountId);
-            throw error;
-          });
-        }
-        retryMs = RETRY_FIRST_MS;
-      } catch (error) {
-        logger.warn(
-          { err: error, accounts: pending.size, retryInMs: retryMs },
-          "TARIFFS bucket write failed; will retry",
-        );
-        await pause(retryMs);
-        retryMs = Math.min(retryMs * 2, RETRY_MAX_MS);
-      }
+    while (!stopping.signal.aborted && (allPending || pending.size > 0)) {
+      await retry(writePending, {
+        backoff: { firstMs: RETRY_FIRST_MS, maxMs: RETRY_MAX_MS },
+        signal: stopping.signal,
+        onRetry: (error, _attempt, pauseMs) =>
+          logger.warn(
+            { err: error, accounts: pending.size, retryInMs: pauseMs },
+            "TARIFFS bucket write failed; will retry",
+          ),
+      }).catch(() => {});
     }
   };
 
   const kick = () => {
-    if (stopped || running) return;
+    if (stopping.signal.aborted || running) return;
     running = run().finally(() => {
       running = undefined;
       // A write asked for while the last pass was ending.
@@ -129,8 +120,7 @@ export function createTariffsBucketWriter(deps: {
       while (running) await running;
     },
     async stop() {
-      stopped = true;
-      wakeUp?.();
+      stopping.abort();
       await running;
     },
   };

@@ -9,14 +9,8 @@
  * finds them already handled (their attempts are logged) and only acknowledges them.
  */
 import { natsNames } from "@dos/contracts";
-import {
-  AckPolicy,
-  type ConsumerConfig,
-  DeliverPolicy,
-  type JsMsg,
-  jetstream,
-  jetstreamManager,
-} from "@nats-io/jetstream";
+import { createDurableConsumer } from "@dos/service-kit";
+import { AckPolicy, type ConsumerConfig, DeliverPolicy, type JsMsg, jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, nanos } from "@nats-io/nats-core";
 import type { Logger } from "pino";
 
@@ -51,9 +45,6 @@ export function createPartitionConsumer(options: {
   const names = natsNames(options.namespace);
   const stream = names.streams.deliveryEvents;
   const durable = names.consumers.webhookDispatcher(partition);
-  let running = false;
-  let loop: Promise<void> | undefined;
-  let stopCurrent: (() => void) | undefined;
 
   /** Deletes the consumer and creates it again from its acknowledgement floor. */
   async function recreateFromFloor() {
@@ -83,45 +74,28 @@ export function createPartitionConsumer(options: {
     });
   }
 
-  async function run() {
-    // start() has just created it.
-    let created = true;
-    while (running) {
-      try {
-        if (!created) await recreateFromFloor();
-        created = false;
-        const consumer = await jetstream(nc).consumers.get(stream, durable);
-        const messages = await consumer.consume({ max_messages: PULL_BATCH });
-        stopCurrent = () => messages.stop();
-        if (!running) {
-          messages.stop();
-          break;
-        }
-        for await (const msg of messages) options.onMessage(msg);
-        if (running) throw new Error("the consumer's messages ended");
-      } catch (error) {
-        stopCurrent?.();
-        if (!running) break;
-        logger.warn({ err: error, partition }, "delivery event consumer failed; creating it again from its floor");
-        await new Promise((resolve) => setTimeout(resolve, RETRY_MS));
-      } finally {
-        stopCurrent = undefined;
-      }
-    }
-  }
+  const consumer = createDurableConsumer({
+    nc,
+    stream,
+    config: { durable_name: durable },
+    logger: logger.child({ partition }),
+    label: "delivery event",
+    maxMessages: PULL_BATCH,
+    retryMs: RETRY_MS,
+    // start() has just created it; every restart creates it again from its floor.
+    prepare: (restart) => (restart ? recreateFromFloor() : Promise.resolve()),
+    async drain(messages) {
+      for await (const msg of messages) options.onMessage(msg);
+      throw new Error("the consumer's messages ended");
+    },
+  });
 
   return {
     async start() {
-      if (running) return;
       await recreateFromFloor();
-      running = true;
-      loop = run();
+      consumer.start();
     },
-    async stop() {
-      running = false;
-      stopCurrent?.();
-      await loop;
-    },
+    stop: () => consumer.stop(),
     async lag() {
       const jsm = await jetstreamManager(nc);
       const info = await jsm.consumers.info(stream, durable);
