@@ -4,11 +4,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { formatTimestamp } from "@dos/contracts";
-import { notFound, unprocessable } from "@dos/service-kit";
+import { isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import { hashToken } from "../auth/client-auth.ts";
 import type { DB, Db } from "../db/database.ts";
-import { isUniqueViolation } from "../db/unique-violation.ts";
 import { optionalText } from "../lib/text.ts";
 import type { CreateUserBody } from "./accounts.schemas.ts";
 import { requireAccount } from "./accounts.service.ts";

@@ -3,6 +3,8 @@
  * positionals, checked against the command's declared flags. Every mistake is a UsageError that
  * names the flag, so the CLI can print it and exit 2 before any request is sent.
  */
+// The kit's own entry for it: the CLI starts without loading the service machinery.
+import { nearestName } from "@dos/service-kit/nearest-name";
 
 export class UsageError extends Error {
   override name = "UsageError";
@@ -93,20 +95,6 @@ function convert(name: string, raw: string, spec: FlagSpec): FlagValue {
 
 /** " (did you mean --x?)" for a near miss: same prefix or at most two edits away. */
 function suggestion(name: string, known: string[]): string {
-  const near = known.find((k) => k.startsWith(name) || name.startsWith(k) || distance(k, name) <= 2);
+  const near = known.find((k) => k.startsWith(name) || name.startsWith(k)) ?? nearestName(name, known, 2);
   return near ? ` (did you mean --${near}?)` : "";
-}
-
-function distance(a: string, b: string): number {
-  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    let previous = row[0] ?? 0;
-    row[0] = i;
-    for (let j = 1; j <= b.length; j++) {
-      const current = row[j] ?? 0;
-      row[j] = Math.min(current + 1, (row[j - 1] ?? 0) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
-      previous = current;
-    }
-  }
-  return row[b.length] ?? 0;
 }

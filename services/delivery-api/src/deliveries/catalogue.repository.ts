@@ -3,9 +3,9 @@
  * addresses, package types and zones a body names. Concurrent requests share one query (see
  * batcher.ts): one row per request, each scoped to its own account.
  */
+import { createBatcher } from "@dos/service-kit";
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../db/database.ts";
-import { createBatcher } from "./batcher.ts";
 import type { PlaceData } from "./delivery-draft.ts";
 import { type Pool, runNamed } from "./named-statement.ts";
 import type { BodyReferences, CatalogueType } from "./rule-context.ts";
@@ -39,11 +39,14 @@ export interface CatalogueLoader {
 }
 
 export function createCatalogueLoader(db: Kysely<DB>, pool: Pool): CatalogueLoader {
-  const batcher = createBatcher((requests: CatalogueRequest[]) => loadCatalogues(db, pool, requests), {
+  const batcher = createBatcher({
+    handle: (requests: CatalogueRequest[]) => loadCatalogues(db, pool, requests),
     maxBatch: 100,
     concurrency: 4,
+    // A request the catalogue query cannot serve fails alone, not the requests batched with it.
+    onFailure: { policy: "isolate" },
   });
-  return { load: (request) => batcher.run(request) };
+  return { load: (request) => batcher.add(request) };
 }
 
 type PlaceRow = PlaceData & { id: number };

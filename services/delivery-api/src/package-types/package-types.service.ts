@@ -3,11 +3,10 @@
  * pointing at the entry they were made with, and a name stays taken by its archived entry.
  */
 import { formatTimestamp, type PackageType } from "@dos/contracts";
-import { notFound, unprocessable } from "@dos/service-kit";
+import { isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely, Selectable, Updateable } from "kysely";
 import { requireAccount } from "../accounts/accounts.service.ts";
 import type { DB } from "../db/database.ts";
-import { isUniqueViolation } from "../db/unique-violation.ts";
 import { requiredText } from "../lib/text.ts";
 import {
   findPackageType,

@@ -14,7 +14,7 @@
  * so the API keeps serving; the first CAS after it returns re-reads the shared state.
  */
 import { natsNames, rateLimitKey } from "@dos/contracts";
-import type { Logger } from "@dos/service-kit";
+import { createKvMirror, type Logger } from "@dos/service-kit";
 import { JetStreamApiCodes, JetStreamApiError } from "@nats-io/jetstream";
 import { type KV, Kvm, type KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
@@ -60,7 +60,6 @@ const samePolicy = (a: RatePolicy | undefined, b: RatePolicy) =>
   a?.quota === b.quota && a.windowSeconds === b.windowSeconds;
 const leaseSize = (policy: RatePolicy) => Math.max(1, Math.floor(policy.quota * LEASE_SHARE));
 
-const WATCH_RETRY_MS = 500;
 /**
  * CAS attempts for one batch. Each lost attempt means another replica's write won, so the
  * account is busy elsewhere; past this many the batch is refused (never admitted unchecked).
@@ -100,9 +99,6 @@ export function createAccountLimiter(options: {
   const bucketName = natsNames(options.namespace).buckets.rateLimits;
   const entries = new Map<string, Entry>();
   let kvPromise: Promise<KV> | undefined;
-  let stopped = false;
-  let stopWatch: (() => void) | undefined;
-  let loop: Promise<void> | undefined;
   let pruner: NodeJS.Timeout | undefined;
 
   const bucket = () => {
@@ -210,22 +206,16 @@ export function createAccountLimiter(options: {
     }
   };
 
-  const watchOnce = async () => {
-    const watch = await (await bucket()).watch();
-    stopWatch = () => watch.stop();
-    for await (const watched of watch) apply(watched);
-  };
-
-  const run = async () => {
-    while (!stopped) {
-      try {
-        await watchOnce();
-      } catch (error) {
-        if (!stopped) logger.warn({ err: error }, "rate-limit watch failed; re-opening");
-      }
-      if (!stopped) await new Promise((resolve) => setTimeout(resolve, WATCH_RETRY_MS));
-    }
-  };
+  const mirror = createKvMirror({
+    nc: options.nc,
+    bucket: bucketName,
+    logger,
+    label: "rate-limit",
+    apply,
+    // Kept: an entry only moves forward by revision (learn), so a snapshot read again changes
+    // nothing, and an entry holds this replica's leases and queue.
+    clear() {},
+  });
 
   return {
     take(accountId, policy) {
@@ -251,7 +241,7 @@ export function createAccountLimiter(options: {
       });
     },
     start() {
-      loop ??= run();
+      void mirror.start();
       // Entries whose TAT passed long ago say nothing a missing one would not; the mirror of a
       // busy bucket stays the size of the accounts active lately.
       pruner ??= setInterval(() => {
@@ -260,10 +250,8 @@ export function createAccountLimiter(options: {
       }, 60_000).unref();
     },
     async stop() {
-      stopped = true;
       clearInterval(pruner);
-      stopWatch?.();
-      await loop;
+      await mirror.stop();
     },
   };
 }

@@ -4,10 +4,9 @@
  * through the fleet outbox in the same transaction.
  */
 import { formatTimestamp } from "@dos/contracts";
-import { notFound, unprocessable } from "@dos/service-kit";
+import { isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB, Db } from "../../db/database.ts";
-import { isUniqueViolation } from "../../db/unique-violation.ts";
 import type { DeliveriesPort } from "../deliveries.port.ts";
 import { lockVehicles, recordFleetState } from "../fleet/fleet.repository.ts";
 import { findMessenger } from "../messengers/messengers.repository.ts";

@@ -5,10 +5,9 @@
  */
 import { createHash } from "node:crypto";
 import { formatTimestamp } from "@dos/contracts";
-import { notFound, unprocessable } from "@dos/service-kit";
+import { isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB, Db } from "../../db/database.ts";
-import { isUniqueViolation } from "../../db/unique-violation.ts";
 import { optionalText, requiredText } from "../../lib/text.ts";
 import { lockVehicles, recordFleetState } from "../fleet/fleet.repository.ts";
 import { findVehicle, insertVehicle, listVehicleIds, updateVehicle } from "./vehicles.repository.ts";
