@@ -34,4 +34,16 @@ export function compileValidator<T>(schema: TSchema) {
     validate(value) ? { ok: true, value } : { ok: false, errors: validate.errors ?? [] };
 }
 
+/**
+ * The JSON body of a NATS message or KV entry, or undefined when it is empty or not JSON: a
+ * validator then refuses it like any other malformed value.
+ */
+export function jsonBody(message: { json(): unknown }): unknown {
+  try {
+    return message.json();
+  } catch {
+    return undefined;
+  }
+}
+
 export type { ErrorObject, ValidateFunction };

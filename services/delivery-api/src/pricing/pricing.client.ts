@@ -11,6 +11,7 @@
  */
 import {
   compileValidator,
+  jsonBody,
   natsNames,
   pricedDeliveryOf,
   type QuoteReply,
@@ -174,12 +175,7 @@ export async function requestPricing(
     }
     throw pricingUnavailable(logger, subject, e.isNoResponders?.() ? "no responders" : "request failed", { err: e });
   }
-  let decoded: unknown;
-  try {
-    decoded = msg.data.length === 0 ? undefined : msg.json();
-  } catch {
-    decoded = undefined;
-  }
+  const decoded = jsonBody(msg);
   const code = msg.headers?.get(SERVICE_ERROR_HEADERS.code);
   if (code) {
     const messages = (decoded as { errors?: unknown } | undefined)?.errors;

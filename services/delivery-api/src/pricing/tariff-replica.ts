@@ -8,6 +8,7 @@ import {
   AccountTariffs,
   accountIdFromTariffsKey,
   compileValidator,
+  jsonBody,
   natsNames,
   type TariffVersion,
   tariffVersionsOf,
@@ -39,13 +40,7 @@ export function createTariffReplica(options: { nc: NatsConnection; namespace: st
       accounts.delete(accountId);
       return;
     }
-    let value: unknown;
-    try {
-      value = entry.json();
-    } catch {
-      value = undefined;
-    }
-    const checked = validateEntry(value);
+    const checked = validateEntry(jsonBody(entry));
     if (!checked.ok || checked.value.account_id !== accountId) {
       // Kept as it was: pricing answers for this account while NATS is up anyway.
       logger.warn({ key: entry.key, revision: entry.revision }, "TARIFFS entry is malformed; ignored");

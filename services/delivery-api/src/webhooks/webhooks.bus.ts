@@ -5,7 +5,7 @@
  * 422); no answer in time, no dispatcher running or a reply off the contract is a 503 with
  * Retry-After.
  */
-import { natsNames, SERVICE_ERROR_HEADERS } from "@dos/contracts";
+import { jsonBody, natsNames, SERVICE_ERROR_HEADERS } from "@dos/contracts";
 import { HttpError, unavailable } from "@dos/service-kit";
 import type { Msg, NatsConnection } from "@nats-io/nats-core";
 import type { FastifyBaseLogger } from "fastify";
@@ -51,7 +51,7 @@ export function createWebhooksBus(options: WebhooksBusOptions): WebhooksBus {
         log.warn({ err: error, subject }, "webhook-dispatcher did not answer");
         throw dispatcherUnavailable();
       }
-      const decoded = decode(msg);
+      const decoded = jsonBody(msg);
       const code = msg.headers?.get(SERVICE_ERROR_HEADERS.code);
       if (code) {
         const messages = (decoded as { errors?: unknown } | undefined)?.errors;
@@ -68,14 +68,6 @@ export function createWebhooksBus(options: WebhooksBusOptions): WebhooksBus {
       return decoded;
     },
   };
-}
-
-function decode(msg: Msg): unknown {
-  try {
-    return msg.data.length === 0 ? undefined : msg.json();
-  } catch {
-    return undefined;
-  }
 }
 
 function dispatcherUnavailable(): HttpError {

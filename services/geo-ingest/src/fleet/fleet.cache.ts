@@ -3,8 +3,8 @@
  * delivery-api) is mirrored by the kit's KV mirror, so the hot path never reads a database and a
  * round that starts or ends is honoured as soon as its KV update arrives (milliseconds).
  */
-import { compileValidator, FleetEntry, natsNames, vehicleIdFromFleetKey } from "@dos/contracts";
-import { createKvMirror } from "@dos/service-kit";
+import { compileValidator, FleetEntry, jsonBody, natsNames, vehicleIdFromFleetKey } from "@dos/contracts";
+import { createKvMirror, type KvMirror } from "@dos/service-kit";
 import type { KvWatchEntry } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Logger } from "pino";
@@ -30,18 +30,11 @@ export interface VehicleState {
 /** A vehicle's newest stored position, as the publisher sends it. */
 export type LatestPosition = Omit<PositionRow, "vehicleExternalId">;
 
-export interface FleetCache {
+/** The mirror's state (loaded, revision, check for readiness) and lifecycle, and the fleet's. */
+export interface FleetCache extends Pick<KvMirror, "loaded" | "revision" | "check" | "start" | "stop"> {
   get(vehicleExternalId: string): VehicleState | undefined;
   readonly size: number;
   readonly activeCount: number;
-  /** The bucket revision applied last: a KV write with a revision up to it is visible. */
-  readonly revision: number;
-  /** True once the bucket's content at start has been read; until then answers would be wrong. */
-  readonly loaded: boolean;
-  /** Throws when the cache is not loaded or its watch is down (readiness). */
-  check(): Promise<void>;
-  start(): Promise<void>;
-  stop(): Promise<void>;
 }
 
 const validateEntry = compileValidator<FleetEntry>(FleetEntry);
@@ -69,13 +62,7 @@ export function createFleetCache(nc: NatsConnection, namespace: string, logger: 
     const id = vehicleIdFromFleetKey(entry.key);
     remove(id);
     if (entry.operation !== "PUT") return;
-    let value: unknown;
-    try {
-      value = entry.json();
-    } catch {
-      value = undefined;
-    }
-    const result = validateEntry(value);
+    const result = validateEntry(jsonBody(entry));
     if (!result.ok) {
       logger.warn({ key: entry.key, revision: entry.revision }, "fleet entry is malformed; vehicle ignored");
       return;

@@ -4,7 +4,7 @@
  * and a plain subscription, outside any queue group, to tariff changes, so every replica drops
  * what it cached.
  */
-import { compileValidator, type NatsNames, TariffsChanged } from "@dos/contracts";
+import { compileValidator, jsonBody, type NatsNames, TariffsChanged } from "@dos/contracts";
 import type { Logger } from "@dos/service-kit";
 import type { NatsConnection, Status, Subscription } from "@nats-io/nats-core";
 import { type Service, Svcm } from "@nats-io/services";
@@ -84,13 +84,7 @@ function watchTariffChanges(nc: NatsConnection, names: NatsNames, cache: TariffC
         cache.clear();
         return;
       }
-      let decoded: unknown;
-      try {
-        decoded = msg.json();
-      } catch {
-        decoded = undefined;
-      }
-      const change = validateChanged(decoded);
+      const change = validateChanged(jsonBody(msg));
       if (change.ok) cache.invalidate(change.value.account_id);
       else cache.clear();
     },

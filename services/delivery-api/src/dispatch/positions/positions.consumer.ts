@@ -4,7 +4,7 @@
  * is stored as its round's tracker position (and refreshes the ETA) before it is acknowledged;
  * a position of a round that is no longer active, or of another vehicle, is dropped.
  */
-import { compileValidator, natsNames, parseTimestamp, VehiclePosition } from "@dos/contracts";
+import { compileValidator, jsonBody, natsNames, parseTimestamp, VehiclePosition } from "@dos/contracts";
 import { createDurableConsumer } from "@dos/service-kit";
 import { AckPolicy, DeliverPolicy, type JsMsg } from "@nats-io/jetstream";
 import { type NatsConnection, nanos } from "@nats-io/nats-core";
@@ -30,13 +30,7 @@ export function createPositionsConsumer(options: {
   const { logger, db } = options;
 
   async function handle(msg: JsMsg) {
-    let parsed: unknown;
-    try {
-      parsed = msg.json();
-    } catch {
-      parsed = undefined;
-    }
-    const checked = validate(parsed);
+    const checked = validate(jsonBody(msg));
     const recordedAt = checked.ok ? parseTimestamp(checked.value.recorded_at) : null;
     if (!checked.ok || !recordedAt) {
       logger.warn({ subject: msg.subject }, "malformed vehicle position dropped");
