@@ -9,7 +9,7 @@ import { type KV, Kvm, type KvWatchEntry } from "@nats-io/kv";
 import { createKvMirror, type KvMirror } from "./kv-mirror.ts";
 import { createLogger } from "./logger.ts";
 import { connectNats, type NatsHandle } from "./nats.ts";
-import { randomNamespace, startProxyTo, type TcpProxy, testInfra, waitFor } from "./testing.ts";
+import { cutAndWaitDown, randomNamespace, startProxyTo, type TcpProxy, testInfra, waitFor } from "./testing.ts";
 
 const logger = createLogger("kv-mirror-test", process.env.TEST_LOG_LEVEL ?? "silent");
 const bucket = `${randomNamespace().toUpperCase()}_MIRROR`;
@@ -93,16 +93,7 @@ test("a cut connection keeps what was read, and what was written meanwhile arriv
   const { mirror, values } = mirrorInto(proxied.nc);
   await mirror.start();
   const before = values.size;
-  await proxy.cut();
-  await waitFor(
-    async () =>
-      proxied.check().then(
-        () => false,
-        () => true,
-      ),
-    5000,
-    "the connection to drop",
-  );
+  await cutAndWaitDown(proxy, proxied);
   await kv.put("during-outage", "written");
   await kv.delete("k1");
   assert.equal(values.size, before, "what was read stays while NATS is away");

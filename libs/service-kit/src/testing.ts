@@ -193,6 +193,20 @@ export function startProxyTo(serverUrl: string): Promise<TcpProxy> {
   return startTcpProxy(target.hostname.replace(/^\[(.*)\]$/, "$1"), port);
 }
 
+/** Cuts the proxy and waits until a connection through it knows (its `check()` fails). */
+export async function cutAndWaitDown(proxy: TcpProxy, connection: { check(): Promise<void> }): Promise<void> {
+  await proxy.cut();
+  await waitFor(
+    async () =>
+      connection.check().then(
+        () => false,
+        () => true,
+      ),
+    5000,
+    "the connection to drop",
+  );
+}
+
 /** Polls until the check passes or the time is up. */
 export async function waitFor<T>(
   check: () => Promise<T | undefined | false>,

@@ -14,6 +14,7 @@ import { ensureTopology, natsNames, type QuoteRequest, SERVICE_ERROR_HEADERS, ty
 import { connectNats, createLogger, createMetrics, HttpError, type NatsHandle } from "@dos/service-kit";
 import {
   createTestDatabase,
+  cutAndWaitDown,
   randomNamespace,
   startProxyTo,
   type TcpProxy,
@@ -108,16 +109,7 @@ const fromReplicaCount = async () =>
   (await metrics.registry.getSingleMetric("quotes_from_tariff_replica_total")?.get())?.values[0]?.value ?? 0;
 
 async function cutNats() {
-  await proxy.cut();
-  await waitFor(
-    async () =>
-      proxied.check().then(
-        () => false,
-        () => true,
-      ),
-    5000,
-    "the connection to drop",
-  );
+  await cutAndWaitDown(proxy, proxied);
 }
 
 async function restoreNats() {
