@@ -50,7 +50,14 @@ process.stdout.write("test: running tests\n");
 const code = await runNodeTests({
   cwd: root,
   phases: [
-    { patterns: ["libs/*/src/**/*.test.ts", "services/*/test/**/*.test.ts", "e2e/test/**/*.test.ts"] },
+    {
+      patterns: [
+        "libs/*/src/**/*.test.ts",
+        "services/*/test/**/*.test.ts",
+        "tools/*/test/**/*.test.ts",
+        "e2e/test/**/*.test.ts",
+      ],
+    },
     // The abuse suite measures the bystanders' answer times while an attack runs: alone, so that
     // the neighbours' load is not what it measures.
     { patterns: ["e2e/abuse/**/*.test.ts"], concurrency: 1 },

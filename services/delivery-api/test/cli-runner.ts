@@ -1,9 +1,9 @@
-/** Runs the operator CLI as a child process, as an operator would, against a listening app. */
+/** Runs the operator CLI (tools/ops-cli) as a child process, as an operator would, against a listening app. */
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { OPS_TOKEN } from "./fixtures.ts";
 
-const CLI = fileURLToPath(new URL("../src/cli/ops.ts", import.meta.url));
+const CLI = fileURLToPath(new URL("../../../tools/ops-cli/src/ops.ts", import.meta.url));
 
 export interface CliRun {
   code: number;

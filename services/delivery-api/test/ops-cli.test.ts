@@ -1,4 +1,4 @@
-/** The operator CLI, run as a child process against a listening app, as an operator would. */
+/** The operator CLI (tools/ops-cli), run as a child process against a listening app, as an operator would. */
 import assert from "node:assert/strict";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import type { AddressInfo } from "node:net";
@@ -49,14 +49,17 @@ describe("operator CLI (npm run ops)", () => {
     for (const url of [publicUrl, baseUrl]) assert.equal((await fetch(`${url}/livez`)).status, 200);
   });
 
-  test("help lists every command and a command's flags", async () => {
+  test("help lists every operation of the operator API as a command, and a command's flags", async () => {
     const help = await ok(["help"]);
     for (const command of ["accounts create", "tokens create", "zones add", "tariffs create", "request METHOD PATH"]) {
       assert.match(help.stdout, new RegExp(command));
     }
     const one = await ok(["help", "zones", "add"]);
-    assert.match(one.stdout, /Usage: npm run ops -- zones add \[flags\] POSTAL_CODE:LATITUDE:LONGITUDE/);
-    assert.match(one.stdout, /--account INTEGER\s+account id \(required\)/);
+    assert.match(one.stdout, /Usage: npm run ops -- zones add \[flags\]\nAdd zones, or move the centroid/);
+    assert.match(one.stdout, /POST \/ops\/v1\/accounts\/\{accountId\}\/zones/);
+    assert.match(one.stdout, /--account STRING\s+the account id \(required\)/);
+    assert.match(one.stdout, /--zones POSTAL_CODE:LATITUDE:LONGITUDE,\.\.\.\s+at most 5000 items \(required\)/);
+    assert.equal((await ok(["zones", "add", "--help"])).stdout, one.stdout);
   });
 
   test("an account set up from scratch: account, user, token, places, package types, zones", async () => {
@@ -64,13 +67,13 @@ describe("operator CLI (npm run ops)", () => {
       await ok([
         "accounts",
         "create",
-        "--company",
+        "--company-name",
         "CLI Shop",
         "--environment",
         "test",
-        "--task-gap-minutes",
+        "--settings.default-task-gap-minutes",
         "15",
-        "--bring-back-containers",
+        "--settings.bring-back-containers",
       ])
     ).json();
     assert.equal(account.company_name, "CLI Shop");
@@ -79,40 +82,62 @@ describe("operator CLI (npm run ops)", () => {
     const a = String(account.id);
 
     const updated = (
-      await ok(["accounts", "update", "--account", a, "--phone-region", "BE", "--bring-back-containers", "false"])
+      await ok([
+        "accounts",
+        "update",
+        "--account",
+        a,
+        "--settings.phone-default-region",
+        "BE",
+        "--no-settings.bring-back-containers",
+      ])
     ).json();
     assert.deepEqual([updated.settings.phone_default_region, updated.settings.bring_back_containers], ["BE", false]);
 
     const user = (await ok(["users", "create", "--account", a, "--email", "cli@shop.example", "--name", "Cli"])).json();
     const tokenRun = await ok(["tokens", "create", "--account", a, "--user", String(user.id)]);
-    assert.match(tokenRun.stderr, /store this token now; it is not shown again/);
+    assert.match(tokenRun.stderr, /store the secret in this answer now; it is not shown again/);
     const { token } = tokenRun.json();
     const headers = { "x-user-email": "cli@shop.example", "x-user-token": token };
     assert.equal((await api.app.inject({ method: "GET", url: "/api/v2/package_types", headers })).statusCode, 200);
-    const limited = (await ok(["accounts", "rate-limit", "--account", a, "--quota", "600", "--window", "60"])).json();
+    const limit = (json: string) => ["accounts", "update", "--account", a, "--rate-limit", json];
+    const limited = (await ok(limit('{"quota": 600, "window_seconds": 60}'))).json();
     assert.deepEqual(limited.rate_limit, { quota: 600, window_seconds: 60 });
     const limitedAnswer = await api.app.inject({ method: "GET", url: "/api/v2/package_types", headers });
     assert.equal(limitedAnswer.headers["ratelimit-policy"], `"account";q=600;w=60`);
-    const tooLong = await ops(["accounts", "rate-limit", "--account", a, "--quota", "600", "--window", "7200"]);
-    assert.notEqual(tooLong.code, 0);
+    const tooLong = await ops(limit('{"quota": 600, "window_seconds": 7200}'));
+    assert.equal(tooLong.code, 1);
     assert.match(tooLong.stderr, /rate_limit\.window_seconds must be at most 3600/);
-    const half = await ops(["accounts", "rate-limit", "--account", a, "--quota", "600"]);
-    assert.equal(half.code, 2);
-    assert.match(half.stderr, /give both --quota and --window, or --default/);
-    assert.equal((await ok(["accounts", "rate-limit", "--account", a, "--default"])).json().rate_limit, null);
+    assert.equal((await ok(limit(""))).json().rate_limit, null, '"" is null: the default applies again');
     const listed = (await ok(["tokens", "list", "--account", a, "--user", String(user.id)])).json();
     assert.equal(listed[0].hint, token.slice(0, 4));
     assert.ok(!tokenRun.stdout.includes("token_sha256") && !JSON.stringify(listed).includes(token));
 
     const zones = (
-      await ok(["zones", "add", "--account", a, "75001:48.8626:2.3363", "75002:48.8686:2.3428", "75003:48.86:2.36"])
+      await ok([
+        "zones",
+        "add",
+        "--account",
+        a,
+        "--zones",
+        "75001:48.8626:2.3363,75002:48.8686:2.3428,75003:48.86:2.36",
+      ])
     ).json();
     assert.deepEqual(
       zones.map((z: { postal_code: string }) => z.postal_code),
       ["75001", "75002", "75003"],
     );
-    assert.deepEqual((await ok(["zones", "remove", "--account", a, "75003"])).json().length, 2);
-    const replaced = (await ok(["zones", "set", "--account", a, "75001:48.86:2.34", "75004:48.85:2.36"])).json();
+    assert.deepEqual((await ok(["zones", "remove", "--account", a, "--postal-codes", "75003"])).json().length, 2);
+    const replaced = (
+      await ok([
+        "zones",
+        "set",
+        "--account",
+        a,
+        "--zones",
+        '[{"postal_code": "75001", "latitude": 48.86, "longitude": 2.34}, {"postal_code": "75004", "latitude": 48.85, "longitude": 2.36}]',
+      ])
+    ).json();
     assert.deepEqual(replaced, [
       { postal_code: "75001", latitude: 48.86, longitude: 2.34 },
       { postal_code: "75004", latitude: 48.85, longitude: 2.36 },
@@ -132,7 +157,7 @@ describe("operator CLI (npm run ops)", () => {
         "75004",
         "--city",
         "Paris",
-        "--phone",
+        "--recipient-phone",
         "+32 2 123 45 67",
         "--latitude",
         "48.855",
@@ -157,19 +182,20 @@ describe("operator CLI (npm run ops)", () => {
         "75001",
         "--city",
         "Paris",
-        "--phone",
+        "--recipient-phone",
         "0470 12 34 56",
-        "--instructions",
+        "--address-instructions",
         "Code 12",
       ])
     ).json();
     assert.equal(address.recipient_phone, "+32 470 12 34 56", "national numbers read in the account's region");
+    const id = String(address.id);
     const cleared = (
-      await ok(["addresses", "update", "--account", a, "--id", String(address.id), "--instructions", ""])
+      await ok(["addresses", "update", "--account", a, "--address-id", id, "--address-instructions", ""])
     ).json();
     assert.equal(cleared.address_instructions, null);
     assert.equal((await ok(["addresses", "list", "--account", a])).json().length, 1);
-    const deleted = await ok(["addresses", "delete", "--account", a, "--id", String(address.id)]);
+    const deleted = await ok(["addresses", "delete", "--account", a, "--address-id", id]);
     assert.equal(deleted.stdout, "");
     assert.match(deleted.stderr, /done \(204\)/);
 
@@ -181,24 +207,26 @@ describe("operator CLI (npm run ops)", () => {
         a,
         "--name",
         "Size M",
-        "--volume",
+        "--volume-dm3",
         "40",
-        "--weight",
+        "--weight-kg",
         "8",
-        "--size-category",
+        "--is-size-category",
         "--fragility",
         "fragile",
       ])
     ).json();
     assert.deepEqual([type.is_size_category, type.fragility, type.volume_dm3], [true, "fragile", 40]);
+    const typeId = String(type.id);
     assert.notEqual(
-      (await ok(["package-types", "archive", "--account", a, "--type", String(type.id)])).json().archived_at,
+      (await ok(["package-types", "archive", "--account", a, "--package-type", typeId])).json().archived_at,
       null,
     );
     assert.deepEqual((await ok(["package-types", "list", "--account", a])).json(), []);
     assert.equal((await ok(["package-types", "list", "--account", a, "--include-archived"])).json().length, 1);
     assert.equal(
-      (await ok(["package-types", "restore", "--account", a, "--type", String(type.id)])).json().archived_at,
+      (await ok(["package-types", "update", "--account", a, "--package-type", typeId, "--no-archived"])).json()
+        .archived_at,
       null,
     );
 
@@ -208,33 +236,36 @@ describe("operator CLI (npm run ops)", () => {
 
   test("usage errors name the flag and exit 2", async () => {
     const cases: Array<[string[], RegExp]> = [
+      [["accounts", "create", "--compny", "X"], /unknown flag --compny for 'accounts create'/],
+      [["accounts", "create"], /--company-name is required \(at most 255 characters\)/],
+      [["accounts", "create", "--company-name"], /--company-name needs a value/],
       [
-        ["accounts", "create", "--compny", "X"],
-        /unknown flag --compny for 'accounts create' \(did you mean --company\?\)/,
-      ],
-      [["accounts", "create"], /--company is required \(company name\)/],
-      [["accounts", "create", "--company"], /--company needs a value/],
-      [
-        ["accounts", "create", "--company", "X", "--environment", "staging"],
+        ["accounts", "create", "--company-name", "X", "--environment", "staging"],
         /--environment must be one of production, test \(got 'staging'\)/,
       ],
-      [["accounts", "get", "--account", "one"], /--account must be an integer \(got 'one'\)/],
       [["accounts", "get", "--account", "1", "--account", "2"], /--account is given twice/],
       [["accounts", "get", "--account", "1", "extra"], /unexpected argument 'extra'/],
       [
-        ["accounts", "create", "--company", "X", "--bring-back-containers=maybe"],
-        /--bring-back-containers must be true or false/,
+        ["accounts", "create", "--company-name", "X", "--settings.bring-back-containers=maybe"],
+        /--settings\.bring-back-containers takes no value: give --settings\.bring-back-containers or --no-settings/,
       ],
-      [["zones", "add", "--account", "1", "75001:48.8"], /zone '75001:48.8' must be POSTAL_CODE:LATITUDE:LONGITUDE/],
-      [["zones", "add", "--account", "1"], /give at least one zone/],
+      [
+        ["accounts", "create", "--company-name", "X", "--settings.default-task-gap-minutes", "soon"],
+        /--settings\.default-task-gap-minutes must be an integer \(got 'soon'\)/,
+      ],
+      [
+        ["zones", "add", "--account", "1", "--zones", "75001:48.8"],
+        /--zones: '75001:48\.8' must be POSTAL_CODE:LATITUDE:LONGITUDE \(or give a JSON array\)/,
+      ],
+      [["zones", "add", "--account", "1"], /--zones is required/],
       [
         ["accounts", "delete"],
-        /'accounts' needs one of: list, get, create, update, rate-limit \(got 'delete'\)\nrun `npm run ops -- help` for usage\n$/,
+        /'accounts' needs one of: create, list, get, update \(got 'delete'\)\nrun `npm run ops -- help` for usage\n$/,
       ],
       [["drones", "list"], /unknown command 'drones'\nrun `npm run ops -- help` for usage\n$/],
       [
         ["accounts", "get"],
-        /--account is required \(account id\)\nrun `npm run ops -- help accounts get` for usage\n$/,
+        /--account is required \(the account id\)\nrun `npm run ops -- help accounts get` for usage\n$/,
       ],
       [["tariffs", "create", "--account", "1", "--json", "{nope"], /--json is not valid JSON/],
       [["request", "FETCH", "/accounts"], /request needs a method first/],
@@ -248,7 +279,7 @@ describe("operator CLI (npm run ops)", () => {
   });
 
   test("a refusal by the API prints its errors and exits 1", async () => {
-    const account = (await ok(["accounts", "create", "--company", "Refusals"])).json();
+    const account = (await ok(["accounts", "create", "--company-name", "Refusals"])).json();
     await ok(["users", "create", "--account", String(account.id), "--email", "taken@shop.example"]);
     const taken = await ops(["users", "create", "--account", String(account.id), "--email", "TAKEN@shop.example"]);
     assert.equal(taken.code, 1);
@@ -262,7 +293,7 @@ describe("operator CLI (npm run ops)", () => {
   });
 
   test("tariffs pass through to the pricing service, and an unknown account never reaches it", async () => {
-    const account = (await ok(["accounts", "create", "--company", "Priced"])).json();
+    const account = (await ok(["accounts", "create", "--company-name", "Priced"])).json();
     const asked: Array<Record<string, unknown>> = [];
     const subject = natsNames(api.config.NATS_NAMESPACE).subjects.pricingTariffsCreate;
     // A stand-in for pricing on the real bus: it stores nothing and answers the tariff it was given.

@@ -232,7 +232,7 @@ describe("/ops/v1/accounts/{id}/webhooks, forwarded to webhook-dispatcher", () =
     const webhook = created.json();
     assert.match(webhook.secret, /^whsec_/);
     assert.deepEqual(webhook.events, ["delivery.created", "delivery.cancelled"]);
-    assert.match(created.stderr, /store this signing secret now; it is not shown again/);
+    assert.match(created.stderr, /store the secret in this answer now; it is not shown again/);
 
     const listed = await runOpsCli(baseUrl, ["webhooks", "list", "--account", account]);
     assert.equal(listed.code, 0, listed.stderr);
