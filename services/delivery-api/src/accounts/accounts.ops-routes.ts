@@ -2,11 +2,21 @@
  * Operator API for client accounts, their users and API tokens (mounted under /ops/v1, where
  * the bearer guard already ran). Nested resources of another account answer 404.
  */
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
 import { pathId } from "../http/request-input.ts";
-import { CreateAccountBody, CreateUserBody, ListAccountsQuery, UpdateAccountBody } from "./accounts.schemas.ts";
+import {
+  Account,
+  ApiToken,
+  ApiTokenCreated,
+  CreateAccountBody,
+  CreateUserBody,
+  ListAccountsQuery,
+  UpdateAccountBody,
+  User,
+} from "./accounts.schemas.ts";
 import { createAccount, getAccount, listAccountPage, updateAccount } from "./accounts.service.ts";
 import { createToken, createUser, getUser, listTokens, listUsers, revokeToken } from "./users.service.ts";
 
@@ -31,7 +41,14 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
 
   app.post<{ Body: CreateAccountBody }>(
     "/accounts",
-    { schema: { operationId: "accounts.create", summary: "Create a client account", body: CreateAccountBody } },
+    {
+      schema: {
+        operationId: "accounts.create",
+        response: { 201: Account },
+        summary: "Create a client account",
+        body: CreateAccountBody,
+      },
+    },
     async (request, reply) => reply.code(201).send(await createAccount(db, request.body)),
   );
 
@@ -40,6 +57,12 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
     {
       schema: {
         operationId: "accounts.list",
+        response: {
+          200: {
+            ...Type.Array(Account),
+            headers: { link: Type.String({ description: '`<…?page=N>; rel="next"` while more pages follow.' }) },
+          },
+        },
         summary: "List client accounts, oldest first",
         querystring: ListAccountsQuery,
       },
@@ -58,7 +81,7 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
 
   app.get<{ Params: AccountParams }>(
     "/accounts/:accountId",
-    { schema: { operationId: "accounts.get", summary: "Show an account" } },
+    { schema: { operationId: "accounts.get", response: { 200: Account }, summary: "Show an account" } },
     async (request) => getAccount(db, ids(request.params).accountId),
   );
 
@@ -67,6 +90,7 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
     {
       schema: {
         operationId: "accounts.update",
+        response: { 200: Account },
         summary: "Rename an account, change its settings or its rate limit",
         body: UpdateAccountBody,
       },
@@ -83,6 +107,7 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
     {
       schema: {
         operationId: "users.create",
+        response: { 201: User },
         summary: "Create a user (e-mails are unique across accounts)",
         body: CreateUserBody,
       },
@@ -92,13 +117,13 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
 
   app.get<{ Params: AccountParams }>(
     "/accounts/:accountId/users",
-    { schema: { operationId: "users.list", summary: "List an account's users" } },
+    { schema: { operationId: "users.list", response: { 200: Type.Array(User) }, summary: "List an account's users" } },
     async (request) => listUsers(db, ids(request.params).accountId),
   );
 
   app.get<{ Params: UserParams }>(
     "/accounts/:accountId/users/:userId",
-    { schema: { operationId: "users.get", summary: "Show a user" } },
+    { schema: { operationId: "users.get", response: { 200: User }, summary: "Show a user" } },
     async (request) => {
       const { accountId, userId } = ids(request.params);
       return getUser(db, accountId, userId);
@@ -108,7 +133,13 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
   app.post<{ Params: UserParams }>(
     "/accounts/:accountId/users/:userId/tokens",
 
-    { schema: { operationId: "tokens.create", summary: "Create an API token; it is shown once, in this answer" } },
+    {
+      schema: {
+        operationId: "tokens.create",
+        response: { 201: ApiTokenCreated },
+        summary: "Create an API token; it is shown once, in this answer",
+      },
+    },
     async (request, reply) => {
       const { accountId, userId } = ids(request.params);
       const created = await createToken(db, accountId, userId);
@@ -119,7 +150,13 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
 
   app.get<{ Params: UserParams }>(
     "/accounts/:accountId/users/:userId/tokens",
-    { schema: { operationId: "tokens.list", summary: "List a user's API tokens (hints only)" } },
+    {
+      schema: {
+        operationId: "tokens.list",
+        response: { 200: Type.Array(ApiToken) },
+        summary: "List a user's API tokens (hints only)",
+      },
+    },
     async (request) => {
       const { accountId, userId } = ids(request.params);
       return listTokens(db, accountId, userId);
@@ -129,7 +166,7 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
   app.delete<{ Params: TokenParams }>(
     "/accounts/:accountId/users/:userId/tokens/:tokenId",
 
-    { schema: { operationId: "tokens.revoke", summary: "Revoke an API token" } },
+    { schema: { operationId: "tokens.revoke", response: { 200: ApiToken }, summary: "Revoke an API token" } },
     async (request) => {
       const { accountId, userId, tokenId } = ids(request.params);
       const revoked = await revokeToken(db, accountId, userId, tokenId);

@@ -1,5 +1,8 @@
-/** Bodies of the operator API for accounts, users and API tokens (TypeBox, checked at the edge). */
-import { LIMITS, RATE_LIMIT_MAX_WINDOW_SECONDS, ShortText } from "@dos/contracts";
+/**
+ * Bodies of the operator API for accounts, users and API tokens (TypeBox, checked at the edge),
+ * and its answers (the views of accounts.service.ts and users.service.ts are typed by them).
+ */
+import { LIMITS, RATE_LIMIT_MAX_WINDOW_SECONDS, ShortText, Timestamp } from "@dos/contracts";
 import { type Static, Type } from "@sinclair/typebox";
 import { OPS_LIMITS } from "../http/request-input.ts";
 
@@ -77,3 +80,55 @@ export const CreateUserBody = Type.Object(
   { additionalProperties: false },
 );
 export type CreateUserBody = Static<typeof CreateUserBody>;
+
+/** An account as the operator API shows it. */
+export const Account = Type.Object(
+  {
+    id: Type.Integer(),
+    company_name: Type.String(),
+    environment: Environment,
+    settings: Type.Object({
+      bring_back_containers: Type.Boolean(),
+      default_task_gap_minutes: Type.Integer(),
+      default_task_duration_minutes: Type.Integer(),
+      recipient_phone_optional: Type.Boolean(),
+      phone_default_region: Type.String(),
+    }),
+    rate_limit: Type.Union([Type.Object({ quota: Type.Integer(), window_seconds: Type.Integer() }), Type.Null()], {
+      description: "The account's client API limit; null: the service default applies.",
+    }),
+    created_at: Timestamp,
+  },
+  { title: "Account" },
+);
+export type Account = Static<typeof Account>;
+
+export const User = Type.Object(
+  {
+    id: Type.Integer(),
+    account_id: Type.Integer(),
+    email: Type.String(),
+    name: Type.Union([Type.String(), Type.Null()]),
+    created_at: Timestamp,
+  },
+  { title: "User" },
+);
+export type User = Static<typeof User>;
+
+/** A token as listed: its hint (first characters) only, never the token or its hash. */
+export const ApiToken = Type.Object(
+  {
+    id: Type.Integer(),
+    user_id: Type.Integer(),
+    hint: Type.String(),
+    created_at: Timestamp,
+    revoked_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { title: "ApiToken" },
+);
+export type ApiToken = Static<typeof ApiToken>;
+
+/** A created token: the only answer that holds the token itself (X-User-Token). */
+export const ApiTokenCreated = Type.Composite([ApiToken, Type.Object({ token: Type.String() })], {
+  title: "ApiTokenCreated",
+});

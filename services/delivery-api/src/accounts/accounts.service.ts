@@ -13,6 +13,7 @@ import {
   updateAccount as updateAccountRow,
 } from "./accounts.repository.ts";
 import type {
+  Account,
   AccountSettingsInput,
   CreateAccountBody,
   ListAccountsQuery,
@@ -24,7 +25,7 @@ import type { AccountsTable } from "./accounts.table.ts";
 export type AccountRow = Selectable<AccountsTable>;
 
 /** An account as the operator API shows it. */
-export function accountView(row: AccountRow) {
+export function accountView(row: AccountRow): Account {
   return {
     id: row.id,
     company_name: row.company_name,

@@ -9,7 +9,7 @@ import type { Kysely, Selectable } from "kysely";
 import { hashToken } from "../auth/client-auth.ts";
 import type { DB, Db } from "../db/database.ts";
 import { optionalText } from "../lib/text.ts";
-import type { CreateUserBody } from "./accounts.schemas.ts";
+import type { ApiToken, CreateUserBody, User } from "./accounts.schemas.ts";
 import { requireAccount } from "./accounts.service.ts";
 import type { ApiTokensTable, UsersTable } from "./accounts.table.ts";
 import {
@@ -26,7 +26,7 @@ import {
 const TOKEN_BYTES = 32;
 const HINT_LENGTH = 4;
 
-export function userView(row: Selectable<UsersTable>) {
+export function userView(row: Selectable<UsersTable>): User {
   return {
     id: row.id,
     account_id: row.account_id,
@@ -37,7 +37,7 @@ export function userView(row: Selectable<UsersTable>) {
 }
 
 /** A token as listed: the hint only, never the token or its hash. */
-export function tokenView(row: Selectable<ApiTokensTable>) {
+export function tokenView(row: Selectable<ApiTokensTable>): ApiToken {
   return {
     id: row.id,
     user_id: row.user_id,

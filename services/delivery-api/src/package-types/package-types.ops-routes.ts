@@ -1,9 +1,15 @@
 /** Operator API for an account's package type catalogue; DELETE archives (types are never deleted). */
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
 import { pathId } from "../http/request-input.ts";
-import { CreatePackageTypeBody, ListPackageTypesQuery, UpdatePackageTypeBody } from "./package-types.schemas.ts";
+import {
+  CatalogueEntry,
+  CreatePackageTypeBody,
+  ListPackageTypesQuery,
+  UpdatePackageTypeBody,
+} from "./package-types.schemas.ts";
 import {
   archivePackageType,
   changePackageType,
@@ -31,6 +37,7 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
     {
       schema: {
         operationId: "package-types.list",
+        response: { 200: Type.Array(CatalogueEntry) },
         summary: "List the account's package types",
         querystring: ListPackageTypesQuery,
       },
@@ -43,6 +50,7 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
     {
       schema: {
         operationId: "package-types.create",
+        response: { 201: CatalogueEntry },
         summary: "Add a package type to the account's catalogue",
         body: CreatePackageTypeBody,
       },
@@ -54,7 +62,7 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
   app.get<{ Params: TypeParams }>(
     "/accounts/:accountId/package_types/:packageTypeId",
 
-    { schema: { operationId: "package-types.get", summary: "Show a package type" } },
+    { schema: { operationId: "package-types.get", response: { 200: CatalogueEntry }, summary: "Show a package type" } },
     async (request) => {
       const { accountId, typeId } = ids(request.params);
       return getPackageType(db, accountId, typeId);
@@ -66,6 +74,7 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
     {
       schema: {
         operationId: "package-types.update",
+        response: { 200: CatalogueEntry },
         summary: "Change a package type (archived false restores it)",
         body: UpdatePackageTypeBody,
       },
@@ -82,6 +91,7 @@ export async function packageTypesOpsRoutes(app: FastifyInstance, options: { db:
     {
       schema: {
         operationId: "package-types.archive",
+        response: { 200: CatalogueEntry },
         summary: "Archive a package type (clients no longer see or use it)",
       },
     },

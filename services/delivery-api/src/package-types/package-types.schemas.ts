@@ -1,5 +1,5 @@
-/** Bodies of the operator API for the package type catalogue of an account. */
-import { FRAGILITIES, LIMITS, ShortText, TEMPERATURES } from "@dos/contracts";
+/** Bodies and answers of the operator API for the package type catalogue of an account. */
+import { FRAGILITIES, LIMITS, ShortText, TEMPERATURES, Timestamp } from "@dos/contracts";
 import { type Static, Type } from "@sinclair/typebox";
 
 const Fragility = Type.Union([...FRAGILITIES.map((f) => Type.Literal(f)), Type.Null()]);
@@ -38,3 +38,21 @@ export const ListPackageTypesQuery = Type.Object(
   { additionalProperties: false },
 );
 export type ListPackageTypesQuery = Static<typeof ListPackageTypesQuery>;
+
+/** A catalogue entry as operators see it (clients see the contracts' PackageType). */
+export const CatalogueEntry = Type.Object(
+  {
+    id: Type.Integer(),
+    name: Type.String(),
+    volume_dm3: Type.Number(),
+    weight_kg: Type.Number(),
+    // As the client's PackageType shows them (the columns' checks hold the values).
+    fragility: Type.Union([Type.String({ description: FRAGILITIES.join(", ") }), Type.Null()]),
+    temperature: Type.Union([Type.String({ description: TEMPERATURES.join(", ") }), Type.Null()]),
+    is_size_category: Type.Boolean(),
+    archived_at: Type.Union([Timestamp, Type.Null()]),
+    created_at: Timestamp,
+  },
+  { title: "CatalogueEntry" },
+);
+export type CatalogueEntry = Static<typeof CatalogueEntry>;

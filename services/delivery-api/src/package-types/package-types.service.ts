@@ -15,13 +15,13 @@ import {
   listPackageTypes,
   updatePackageType,
 } from "./package-types.repository.ts";
-import type { CreatePackageTypeBody, UpdatePackageTypeBody } from "./package-types.schemas.ts";
+import type { CatalogueEntry, CreatePackageTypeBody, UpdatePackageTypeBody } from "./package-types.schemas.ts";
 import type { PackageTypesTable } from "./package-types.table.ts";
 
 type PackageTypeRow = Selectable<PackageTypesTable>;
 
 /** An entry as operators see it. */
-export function packageTypeView(row: PackageTypeRow) {
+export function packageTypeView(row: PackageTypeRow): CatalogueEntry {
   return {
     id: row.id,
     name: row.name,

@@ -2,11 +2,12 @@
  * Operator API for the account's default place (`PUT` creates or replaces it) and its saved
  * addresses, whose integer id is what a client may give as a task.
  */
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
 import { pathId } from "../http/request-input.ts";
-import { PlaceBody, PlacePatchBody } from "./places.schemas.ts";
+import { PlaceBody, PlacePatchBody, SavedPlace } from "./places.schemas.ts";
 import {
   createSavedAddress,
   getDefaultPlace,
@@ -31,7 +32,13 @@ export async function placesOpsRoutes(app: FastifyInstance, options: { db: Kysel
 
   app.get<{ Params: AccountParams }>(
     "/accounts/:accountId/default_place",
-    { schema: { operationId: "places.get-default", summary: "Show the account's default place" } },
+    {
+      schema: {
+        operationId: "places.get-default",
+        response: { 200: SavedPlace },
+        summary: "Show the account's default place",
+      },
+    },
     async (request) => getDefaultPlace(db, accountOf(request.params)),
   );
 
@@ -40,6 +47,7 @@ export async function placesOpsRoutes(app: FastifyInstance, options: { db: Kysel
     {
       schema: {
         operationId: "places.set-default",
+        response: { 200: SavedPlace },
         summary: "Set (or replace) the account's default place",
         body: PlaceBody,
       },
@@ -49,7 +57,13 @@ export async function placesOpsRoutes(app: FastifyInstance, options: { db: Kysel
 
   app.get<{ Params: AccountParams }>(
     "/accounts/:accountId/addresses",
-    { schema: { operationId: "addresses.list", summary: "List saved addresses" } },
+    {
+      schema: {
+        operationId: "addresses.list",
+        response: { 200: Type.Array(SavedPlace) },
+        summary: "List saved addresses",
+      },
+    },
     async (request) => listAddresses(db, accountOf(request.params)),
   );
 
@@ -58,6 +72,7 @@ export async function placesOpsRoutes(app: FastifyInstance, options: { db: Kysel
     {
       schema: {
         operationId: "addresses.create",
+        response: { 201: SavedPlace },
         summary: "Save an address (its id is what a task may be given as)",
         body: PlaceBody,
       },
@@ -68,7 +83,7 @@ export async function placesOpsRoutes(app: FastifyInstance, options: { db: Kysel
 
   app.get<{ Params: AddressParams }>(
     "/accounts/:accountId/addresses/:addressId",
-    { schema: { operationId: "addresses.get", summary: "Show a saved address" } },
+    { schema: { operationId: "addresses.get", response: { 200: SavedPlace }, summary: "Show a saved address" } },
     async (request) => getSavedAddress(db, accountOf(request.params), addressOf(request.params)),
   );
 
@@ -77,6 +92,7 @@ export async function placesOpsRoutes(app: FastifyInstance, options: { db: Kysel
     {
       schema: {
         operationId: "addresses.update",
+        response: { 200: SavedPlace },
         summary: "Change fields of a saved address (null clears an optional one)",
         body: PlacePatchBody,
       },
@@ -87,7 +103,13 @@ export async function placesOpsRoutes(app: FastifyInstance, options: { db: Kysel
   app.delete<{ Params: AddressParams }>(
     "/accounts/:accountId/addresses/:addressId",
 
-    { schema: { operationId: "addresses.delete", summary: "Delete a saved address" } },
+    {
+      schema: {
+        operationId: "addresses.delete",
+        response: { 204: Type.Null({ description: "Deleted." }) },
+        summary: "Delete a saved address",
+      },
+    },
     async (request, reply) => {
       await removeSavedAddress(db, accountOf(request.params), addressOf(request.params));
       return reply.code(204).send();

@@ -1,5 +1,5 @@
-/** Bodies of the operator API for the default place and saved addresses. */
-import { LIMITS, LongText, ShortText } from "@dos/contracts";
+/** Bodies and answers of the operator API for the default place and saved addresses. */
+import { LIMITS, LongText, Place, ShortText, Timestamp } from "@dos/contracts";
 import { type Static, Type } from "@sinclair/typebox";
 
 const nullable = <T extends ReturnType<typeof Type.String> | ReturnType<typeof Type.Number>>(schema: T) =>
@@ -37,3 +37,19 @@ export const PlacePatchBody = Type.Object(
   { additionalProperties: false },
 );
 export type PlacePatchBody = Static<typeof PlacePatchBody>;
+
+/** The default place or a saved address as the operator API shows it (placeView). */
+export const SavedPlace = Type.Composite(
+  [
+    Type.Object({ id: Type.Integer({ description: "What a task may be given as, for a saved address." }) }),
+    Type.Object({ label: Type.Union([Type.String(), Type.Null()]) }),
+    Place,
+    Type.Object({
+      latitude: Type.Union([Type.Number(), Type.Null()]),
+      longitude: Type.Union([Type.Number(), Type.Null()]),
+      created_at: Timestamp,
+    }),
+  ],
+  { title: "SavedPlace" },
+);
+export type SavedPlace = Static<typeof SavedPlace>;

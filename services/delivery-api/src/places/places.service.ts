@@ -22,10 +22,10 @@ import {
   updateSavedAddress,
   upsertDefaultPlace,
 } from "./places.repository.ts";
-import type { PlaceBody, PlacePatchBody } from "./places.schemas.ts";
+import type { PlaceBody, PlacePatchBody, SavedPlace } from "./places.schemas.ts";
 import type { PlacesTable } from "./places.table.ts";
 
-export function placeView(row: Selectable<PlacesTable>) {
+export function placeView(row: Selectable<PlacesTable>): SavedPlace {
   return {
     id: row.id,
     label: row.label,

@@ -15,6 +15,7 @@ import {
 } from "@dos/contracts";
 import { HttpError, notFound } from "@dos/service-kit";
 import type { NatsConnection } from "@nats-io/nats-core";
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { pathId } from "../http/request-input.ts";
 import { pricingUnavailable, requestPricing } from "../pricing/pricing.client.ts";
@@ -71,7 +72,13 @@ export async function tariffsOpsRoutes(app: FastifyInstance, options: TariffsOps
 
   app.get<{ Params: AccountParams }>(
     "/accounts/:accountId/tariffs",
-    { schema: { operationId: "tariffs.list", summary: "List the account's tariff versions (pricing service)" } },
+    {
+      schema: {
+        operationId: "tariffs.list",
+        response: { 200: Type.Array(TariffSchema) },
+        summary: "List the account's tariff versions (pricing service)",
+      },
+    },
     async (request) => {
       const account_id = await accountId(request.params);
       const reply = await ask(request, names.subjects.pricingTariffsList, { account_id }, validateList);
@@ -84,6 +91,7 @@ export async function tariffsOpsRoutes(app: FastifyInstance, options: TariffsOps
     {
       schema: {
         operationId: "tariffs.create",
+        response: { 201: TariffSchema },
         summary: "Store a new tariff version (see the pricing README)",
         body: TariffInput,
       },

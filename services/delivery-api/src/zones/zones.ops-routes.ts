@@ -17,8 +17,10 @@ const Zone = Type.Object(
     latitude: Type.Number({ minimum: -90, maximum: 90 }),
     longitude: Type.Number({ minimum: -180, maximum: 180 }),
   },
-  { additionalProperties: false },
+  { title: "Zone", additionalProperties: false },
 );
+/** Every answer of these routes: the account's zones after the change, by postal code. */
+const Zones = Type.Array(Zone);
 const zonesBody = (minItems: number) =>
   Type.Object(
     { zones: Type.Array(Zone, { minItems, maxItems: OPS_LIMITS.zonesPerRequest }) },
@@ -43,7 +45,7 @@ export async function zonesOpsRoutes(app: FastifyInstance, options: { db: Kysely
 
   app.get<{ Params: AccountParams }>(
     "/accounts/:accountId/zones",
-    { schema: { operationId: "zones.list", summary: "List delivery zones" } },
+    { schema: { operationId: "zones.list", response: { 200: Zones }, summary: "List delivery zones" } },
     async (request) => getZones(db, accountOf(request.params)),
   );
 
@@ -52,6 +54,7 @@ export async function zonesOpsRoutes(app: FastifyInstance, options: { db: Kysely
     {
       schema: {
         operationId: "zones.add",
+        response: { 200: Zones },
         summary: "Add zones, or move the centroid of existing ones",
         body: AddZonesBody,
       },
@@ -64,6 +67,7 @@ export async function zonesOpsRoutes(app: FastifyInstance, options: { db: Kysely
     {
       schema: {
         operationId: "zones.set",
+        response: { 200: Zones },
         summary: "Replace all the account's zones with these (none clears them)",
         body: ReplaceZonesBody,
       },
@@ -73,14 +77,21 @@ export async function zonesOpsRoutes(app: FastifyInstance, options: { db: Kysely
 
   app.delete<{ Params: AccountParams; Body: RemoveZonesBody }>(
     "/accounts/:accountId/zones",
-    { schema: { operationId: "zones.remove", summary: "Remove zones (all or none)", body: RemoveZonesBody } },
+    {
+      schema: {
+        operationId: "zones.remove",
+        response: { 200: Zones },
+        summary: "Remove zones (all or none)",
+        body: RemoveZonesBody,
+      },
+    },
     async (request) => removeZones(db, accountOf(request.params), request.body.postal_codes),
   );
 
   app.delete<{ Params: AccountParams & { postalCode: string } }>(
     "/accounts/:accountId/zones/:postalCode",
 
-    { schema: { operationId: "zones.remove-one", summary: "Remove one zone" } },
+    { schema: { operationId: "zones.remove-one", response: { 200: Zones }, summary: "Remove one zone" } },
     async (request) => removeZones(db, accountOf(request.params), [request.params.postalCode], true),
   );
 }
