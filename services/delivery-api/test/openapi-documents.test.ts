@@ -148,9 +148,12 @@ test("shared components, declared headers and an error example in the client doc
   assert.equal(create.operationId, "deliveries.create");
   assert.equal(create.responses["201"].content["application/json"].schema.$ref, "#/components/schemas/Delivery");
   assert.equal(doc.components.schemas.Delivery.title, "Delivery");
-  assert.deepEqual(doc.components.schemas.ErrorBody.examples, [
-    { errors: ["recipient_phone is not a valid phone number"] },
-  ]);
+  // The contracts' examples: the request's, and the error body's on every error answer.
+  assert.equal(create.requestBody.content["application/json"].example.client_order_reference, "ORDER-1042");
+  assert.deepEqual(create.responses["422"].content["application/json"].example, {
+    errors: ["recipient_phone is not a valid phone number"],
+  });
+  assert.equal(create.responses["422"].description, "Refused: each message names the field and the problem.");
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(methods as Record<string, Doc>)) {
       for (const [status, answer] of Object.entries(op.responses as Record<string, Doc>)) {

@@ -12,7 +12,11 @@ export const Timestamp = Type.String({
 /** The error body of every 4xx and 5xx: each message is a field label followed by the problem. */
 export const ErrorBody = Type.Object(
   { errors: Type.Array(Type.String(), { minItems: 1 }) },
-  { title: "ErrorBody", additionalProperties: false },
+  {
+    title: "ErrorBody",
+    additionalProperties: false,
+    examples: [{ errors: ["recipient_phone is not a valid phone number"] }],
+  },
 );
 export type ErrorBody = Static<typeof ErrorBody>;
 

@@ -201,7 +201,28 @@ export const DeliveryCreateInput = Type.Object(
     pickup: Type.Optional(TaskInput),
     packages: Type.Array(PackageInput, { minItems: 1, maxItems: LIMITS.packagesPerDelivery }),
   },
-  { title: "DeliveryCreateInput", additionalProperties: false },
+  {
+    title: "DeliveryCreateInput",
+    additionalProperties: false,
+    examples: [
+      {
+        client_order_reference: "ORDER-1042",
+        dropoff: {
+          slot_starting_at: "2026-12-01T14:00:00.000+01:00",
+          slot_ending_at: "2026-12-01T16:00:00.000+01:00",
+          place: {
+            recipient_name: "Jeanne Martin",
+            recipient_phone: "+33 6 12 34 56 78",
+            address: "12 Rue de la Paix",
+            postal_code: "75002",
+            city: "Paris",
+            address_instructions: "Code 1234, 3e étage",
+          },
+        },
+        packages: [{ package_type_id: 7, amount: 2 }],
+      },
+    ],
+  },
 );
 export type DeliveryCreateInput = Static<typeof DeliveryCreateInput>;
 

@@ -27,7 +27,13 @@ export const WebhookCreateInput = Type.Object(
     url: Type.String({ minLength: 1, maxLength: LIMITS.url, description: "http(s) URL the events are POSTed to." }),
     events: Type.Optional(Nullable(WebhookEventFilter)),
   },
-  { title: "WebhookCreateInput", additionalProperties: false },
+  {
+    title: "WebhookCreateInput",
+    additionalProperties: false,
+    examples: [
+      { url: "https://shop.example/hooks/deliveries", events: ["delivery.created", "delivery.status_changed"] },
+    ],
+  },
 );
 export type WebhookCreateInput = Static<typeof WebhookCreateInput>;
 

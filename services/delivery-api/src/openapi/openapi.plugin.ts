@@ -74,12 +74,25 @@ const HEADERS = {
   },
 } as const;
 
+/** What a status means on both APIs, for the answers whose schema says nothing more. */
+const ANSWERS: Record<string, string> = {
+  "2xx": "Done.",
+  "400": "The body is not JSON.",
+  "404": "Not found (another account's resources are not found either).",
+  "409": "Conflicts with the resource's current state.",
+  "410": "Gone.",
+  "413": "The body is too large.",
+  "415": "The body is not application/json.",
+  "422": "Refused: each message names the field and the problem.",
+  "503": "A service this one depends on did not answer; nothing was changed. Retry after Retry-After.",
+};
+
 interface Surface {
   prefix: string;
   /** Headers on every answer of the surface. */
   everyAnswer: Array<keyof typeof HEADERS>;
   /** Refusals every operation of the surface may answer (authentication, rate limits). */
-  refusals: Record<string, string>;
+  refusals: Record<string, string | undefined>;
 }
 
 const SURFACES = {
@@ -97,8 +110,6 @@ const SURFACES = {
     refusals: { 401: "Authorization: Bearer <operator token> is missing or wrong." },
   },
 } satisfies Record<string, Surface>;
-
-const ERROR_EXAMPLE = { errors: ["recipient_phone is not a valid phone number"] };
 
 async function openApi(app: FastifyInstance) {
   await app.register(
@@ -188,7 +199,7 @@ function only(prefix: string) {
 /**
  * What both documents share beyond the routes' own schemas: every titled schema (the contracts'
  * ErrorBody, Delivery, Webhook, Tariff…) once in components.schemas and a $ref wherever it is
- * used; the surface's refusals and headers on every operation; an example of the error body;
+ * used; the surface's refusals and headers on every operation;
  * the operationId's group as the tag of an operation that names none.
  */
 export function finishDocument(doc: Document, surface: Surface): Document {
@@ -208,8 +219,6 @@ export function finishDocument(doc: Document, surface: Surface): Document {
   };
   const paths = hoist(doc.paths) as Document["paths"];
   const webhooks = doc.webhooks && (hoist(doc.webhooks) as Document["webhooks"]);
-  const errorBody = schemas.ErrorBody;
-  if (errorBody) errorBody.examples = [ERROR_EXAMPLE];
   const headerRef = (name: keyof typeof HEADERS) => ({ $ref: `#/components/headers/${name}` });
 
   for (const pathItem of Object.values(paths ?? {})) {
@@ -233,7 +242,9 @@ export function finishDocument(doc: Document, surface: Surface): Document {
         const headers = response.headers;
         for (const name of names) headers[name] ??= headerRef(name);
         if (Object.keys(headers).length === 0) delete response.headers;
-        if (response.description === "Default Response" && status.startsWith("2")) response.description = "Done.";
+        if (response.description === "Default Response") {
+          response.description = surface.refusals[status] ?? ANSWERS[status] ?? ANSWERS[`${status[0]}xx`] ?? "";
+        }
       }
     }
   }
