@@ -57,7 +57,7 @@ describe("operator CLI (npm run ops)", () => {
     const one = await ok(["help", "zones", "add"]);
     assert.match(one.stdout, /Usage: npm run ops -- zones add \[flags\]\nAdd zones, or move the centroid/);
     assert.match(one.stdout, /POST \/ops\/v1\/accounts\/\{accountId\}\/zones/);
-    assert.match(one.stdout, /--account STRING\s+the account id \(required\)/);
+    assert.match(one.stdout, /--account ID\s+the account id \(required\)/);
     assert.match(one.stdout, /--zones POSTAL_CODE:LATITUDE:LONGITUDE,\.\.\.\s+at most 5000 items \(required\)/);
     assert.equal((await ok(["zones", "add", "--help"])).stdout, one.stdout);
   });

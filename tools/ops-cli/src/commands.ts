@@ -145,6 +145,8 @@ export function commandsOf(doc: OpenApiDocument): Map<string, Command> {
         });
       }
     }
+    // What the path names first, then the query, then the body.
+    flags.sort((a, b) => Number(b.at === "path") - Number(a.at === "path"));
     flags.push(...bodyFlags);
     commands.set(name, {
       name,

@@ -230,7 +230,9 @@ function flagLine(flag: Flag): string {
       ? ""
       : flag.kind === "records"
         ? ` ${recordShape(flag)},...`
-        : ` ${(!listOf && flag.values?.join("|")) || VALUE_NAMES[flag.kind]}`;
+        : flag.at === "path" && /(^id|Id|_id)$/.test(flag.field)
+          ? " ID"
+          : ` ${(!listOf && flag.values?.join("|")) || VALUE_NAMES[flag.kind]}`;
   const name = flag.kind === "boolean" ? `--${flag.name} | --no-${flag.name}` : `--${flag.name}${value}`;
   const help = [listOf, flag.help].filter(Boolean).join("; ");
   return `  ${name.padEnd(44)} ${help}${flag.required ? " (required)" : ""}`.trimEnd();
