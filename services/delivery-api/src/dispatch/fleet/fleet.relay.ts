@@ -8,6 +8,7 @@ import { natsNames } from "@dos/contracts";
 import type { Database } from "@dos/service-kit";
 import { type KV, Kvm } from "@nats-io/kv";
 import type { NatsConnection } from "@nats-io/nats-core";
+import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import type { Logger } from "pino";
 import type { DB } from "../../db/database.ts";
@@ -38,8 +39,16 @@ export interface FleetRelay {
   /** Publishes until nothing is left; returns how many changes it applied. */
   drain(): Promise<number>;
   /** Rewrites every vehicle's entry from the database and deletes keys of vehicles that do not exist. */
-  rebuild(): Promise<{ vehicles: number; deleted: number }>;
+  rebuild(): Promise<Static<typeof FleetRebuilt>>;
 }
+
+export const FleetRebuilt = Type.Object(
+  {
+    vehicles: Type.Integer({ description: "Entries written." }),
+    deleted: Type.Integer({ description: "Keys of vehicles that no longer exist, deleted." }),
+  },
+  { title: "FleetRebuilt" },
+);
 
 const BATCH = 500;
 

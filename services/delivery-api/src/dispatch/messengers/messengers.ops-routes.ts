@@ -8,7 +8,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import { pathId } from "../../http/request-input.ts";
-import { createMessengersService } from "./messengers.service.ts";
+import { createMessengersService, Messenger } from "./messengers.service.ts";
 
 const MessengerBody = Type.Object(
   { name: ShortText(), phone: Type.Optional(Type.Union([ShortText(), Type.Null()])) },
@@ -21,17 +21,28 @@ export async function messengersOpsRoutes(app: FastifyInstance, options: { db: K
   const messengers = createMessengersService(options.db);
   app.post<{ Body: MessengerBody }>(
     "/messengers",
-    { schema: { operationId: "messengers.create", summary: "Add a messenger", body: MessengerBody } },
+    {
+      schema: {
+        operationId: "messengers.create",
+        response: { 201: Messenger },
+        summary: "Add a messenger",
+        body: MessengerBody,
+      },
+    },
     async (request, reply) => reply.code(201).send(await messengers.create(request.body)),
   );
 
-  app.get("/messengers", { schema: { operationId: "messengers.list", summary: "List messengers" } }, () =>
-    messengers.list(),
+  app.get(
+    "/messengers",
+    {
+      schema: { operationId: "messengers.list", response: { 200: Type.Array(Messenger) }, summary: "List messengers" },
+    },
+    () => messengers.list(),
   );
 
   app.get<{ Params: { id: string } }>(
     "/messengers/:id",
-    { schema: { operationId: "messengers.get", summary: "Show a messenger" } },
+    { schema: { operationId: "messengers.get", response: { 200: Messenger }, summary: "Show a messenger" } },
     (request) => messengers.get(pathId(request.params.id, "messenger")),
   );
 
@@ -40,6 +51,7 @@ export async function messengersOpsRoutes(app: FastifyInstance, options: { db: K
     {
       schema: {
         operationId: "messengers.update",
+        response: { 200: Messenger },
         summary: "Rename a messenger or change its phone",
         body: MessengerPatch,
       },

@@ -1,6 +1,7 @@
 /** Messengers (the operator's couriers): create, list, show, rename. */
-import { formatTimestamp } from "@dos/contracts";
+import { formatTimestamp, Timestamp } from "@dos/contracts";
 import { notFound } from "@dos/service-kit";
+import { type Static, Type } from "@sinclair/typebox";
 import type { Selectable } from "kysely";
 import type { Db } from "../../db/database.ts";
 import { optionalText, requiredText } from "../../lib/text.ts";
@@ -12,7 +13,13 @@ export interface MessengerChange {
   phone?: string | null;
 }
 
-function messengerView(row: Selectable<MessengersTable>) {
+/** A messenger as the operator API shows it. */
+export const Messenger = Type.Object(
+  { id: Type.Integer(), name: Type.String(), phone: Type.Union([Type.String(), Type.Null()]), created_at: Timestamp },
+  { title: "Messenger" },
+);
+
+function messengerView(row: Selectable<MessengersTable>): Static<typeof Messenger> {
   return { id: row.id, name: row.name, phone: row.phone, created_at: formatTimestamp(row.created_at) };
 }
 

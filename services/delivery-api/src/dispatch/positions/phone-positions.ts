@@ -5,6 +5,7 @@
  */
 import { parseTimestamp } from "@dos/contracts";
 import { unprocessable } from "@dos/service-kit";
+import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import { requireMessenger } from "../messengers/messengers.service.ts";
@@ -13,12 +14,18 @@ import type { PositionsService } from "./positions.service.ts";
 
 const FUTURE_TOLERANCE_MS = 120_000;
 
+/** stored: the position reached at least one active round of the messenger. */
+export const PhonePositionRecorded = Type.Object(
+  { stored: Type.Boolean(), round_ids: Type.Array(Type.Integer()) },
+  { title: "PhonePositionRecorded" },
+);
+
 export async function recordPhonePosition(
   db: Kysely<DB>,
   positions: PositionsService,
   messengerId: number,
   body: { latitude: number; longitude: number; timestamp?: string | null },
-) {
+): Promise<Static<typeof PhonePositionRecorded>> {
   await requireMessenger(db, messengerId);
   const now = new Date();
   const recordedAt = body.timestamp ? parseTimestamp(body.timestamp) : now;

@@ -2,18 +2,18 @@
  * The operator's dispatch routes under /ops/v1: rounds and their deliveries, the task
  * lifecycle with proof uploads, phone positions, and the fleet rebuild.
  */
-import { LongText, ShortText, Timestamp } from "@dos/contracts";
+import { Delivery, LongText, ShortText, Timestamp } from "@dos/contracts";
 import { unprocessable } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import { pathId } from "../../http/request-input.ts";
-import type { FleetRelay } from "../fleet/fleet.relay.ts";
-import { recordPhonePosition } from "../positions/phone-positions.ts";
+import { FleetRebuilt, type FleetRelay } from "../fleet/fleet.relay.ts";
+import { PhonePositionRecorded, recordPhonePosition } from "../positions/phone-positions.ts";
 import type { PositionsService } from "../positions/positions.service.ts";
-import type { RoundsService } from "./rounds.service.ts";
-import type { TasksService } from "./tasks.service.ts";
+import { Round, type RoundsService } from "./rounds.service.ts";
+import { TaskProof, type TasksService } from "./tasks.service.ts";
 
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const Text = Type.Optional(Type.Union([LongText(), Type.Null()]));
@@ -70,6 +70,7 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
     {
       schema: {
         operationId: "rounds.create",
+        response: { 201: Round },
         summary: "Plan a round for a messenger (and a vehicle)",
         body: CreateRoundBody,
       },
@@ -78,12 +79,19 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
   );
   app.get<{ Querystring: Static<typeof RoundsQuery> }>(
     "/rounds",
-    { schema: { operationId: "rounds.list", summary: "List rounds, newest first", querystring: RoundsQuery } },
+    {
+      schema: {
+        operationId: "rounds.list",
+        response: { 200: Type.Array(Round) },
+        summary: "List rounds, newest first",
+        querystring: RoundsQuery,
+      },
+    },
     (request) => rounds.list(request.query.status),
   );
   app.get<P>(
     "/rounds/:id",
-    { schema: { operationId: "rounds.get", summary: "Show a round and its tasks" } },
+    { schema: { operationId: "rounds.get", response: { 200: Round }, summary: "Show a round and its tasks" } },
     (request) => rounds.get(roundId(request.params)),
   );
   app.post<P & { Body: Static<typeof AddDeliveryBody> }>(
@@ -91,6 +99,7 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
     {
       schema: {
         operationId: "rounds.add-delivery",
+        response: { 200: Round },
         summary: "Assign a saved delivery to the round (it becomes scheduled)",
         body: AddDeliveryBody,
       },
@@ -99,19 +108,35 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
   );
   app.delete<{ Params: { id: string; deliveryId: string } }>(
     "/rounds/:id/deliveries/:deliveryId",
-    { schema: { operationId: "rounds.remove-delivery", summary: "Take a delivery out of a planned round" } },
+    {
+      schema: {
+        operationId: "rounds.remove-delivery",
+        response: { 200: Round },
+        summary: "Take a delivery out of a planned round",
+      },
+    },
     (request) => rounds.removeDelivery(roundId(request.params), pathId(request.params.deliveryId, "delivery")),
   );
-  app.post<P>("/rounds/:id/start", { schema: { operationId: "rounds.start", summary: "Start a round" } }, (request) =>
-    rounds.start(roundId(request.params)),
+  app.post<P>(
+    "/rounds/:id/start",
+    { schema: { operationId: "rounds.start", response: { 200: Round }, summary: "Start a round" } },
+    (request) => rounds.start(roundId(request.params)),
   );
-  app.post<P>("/rounds/:id/end", { schema: { operationId: "rounds.end", summary: "End a round" } }, (request) =>
-    rounds.end(roundId(request.params)),
+  app.post<P>(
+    "/rounds/:id/end",
+    { schema: { operationId: "rounds.end", response: { 200: Round }, summary: "End a round" } },
+    (request) => rounds.end(roundId(request.params)),
   );
 
   app.post<P>(
     "/tasks/:id/start",
-    { schema: { operationId: "tasks.start", summary: "Start a task (tracking SMS to the recipient)" } },
+    {
+      schema: {
+        operationId: "tasks.start",
+        response: { 200: Delivery },
+        summary: "Start a task (tracking SMS to the recipient)",
+      },
+    },
     (request) => tasks.start(taskId(request.params)),
   );
   app.post<P & { Body: Static<typeof CompleteBody> }>(
@@ -119,6 +144,7 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
     {
       schema: {
         operationId: "tasks.complete",
+        response: { 200: Delivery },
         summary: "Complete a task (pickup: picked_up, dropoff: delivered)",
         body: CompleteBody,
       },
@@ -127,7 +153,14 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
   );
   app.post<P & { Body: Static<typeof FailBody> }>(
     "/tasks/:id/fail",
-    { schema: { operationId: "tasks.fail", summary: "Fail a task (the delivery becomes failed)", body: FailBody } },
+    {
+      schema: {
+        operationId: "tasks.fail",
+        response: { 200: Delivery },
+        summary: "Fail a task (the delivery becomes failed)",
+        body: FailBody,
+      },
+    },
     (request) => tasks.fail(taskId(request.params), request.body),
   );
 
@@ -152,6 +185,7 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
       {
         schema: {
           operationId: "tasks.upload-signature",
+          response: { 201: TaskProof },
           summary: "Upload the recipient's signature (a JPEG or PNG body)",
         },
       },
@@ -162,7 +196,13 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
     );
     uploads.post<P>(
       "/tasks/:id/pictures",
-      { schema: { operationId: "tasks.add-picture", summary: "Add a proof picture (a JPEG or PNG body)" } },
+      {
+        schema: {
+          operationId: "tasks.add-picture",
+          response: { 201: TaskProof },
+          summary: "Add a proof picture (a JPEG or PNG body)",
+        },
+      },
       async (request, reply) => {
         const { type, bytes } = image(request.headers["content-type"], request.body);
         return reply.code(201).send(await tasks.upload(taskId(request.params), "picture", type, bytes));
@@ -175,6 +215,7 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
     {
       schema: {
         operationId: "messengers.record-position",
+        response: { 200: PhonePositionRecorded },
         summary: "Record a messenger's phone position",
         body: PositionBody,
       },
@@ -185,7 +226,13 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
 
   app.post(
     "/fleet/rebuild",
-    { schema: { operationId: "fleet.rebuild", summary: "Rewrite the FLEET bucket from the database" } },
+    {
+      schema: {
+        operationId: "fleet.rebuild",
+        response: { 200: FleetRebuilt },
+        summary: "Rewrite the FLEET bucket from the database",
+      },
+    },
     () => options.fleet.rebuild(),
   );
 }

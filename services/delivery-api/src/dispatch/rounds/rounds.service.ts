@@ -3,8 +3,9 @@
  * delivery schedules it; starting and ending a round changes its vehicle's FLEET entry, written
  * through the fleet outbox in the same transaction.
  */
-import { formatTimestamp } from "@dos/contracts";
+import { DeliveryStatus, formatTimestamp, Timestamp } from "@dos/contracts";
 import { isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
+import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import type { DB, Db } from "../../db/database.ts";
 import type { DeliveriesPort } from "../deliveries.port.ts";
@@ -25,7 +26,34 @@ import type { RoundStatus } from "./rounds.table.ts";
 
 const stamp = (date: Date | null) => (date ? formatTimestamp(date) : null);
 
-export async function roundView(db: Db, id: number) {
+const Stamp = Type.Union([Timestamp, Type.Null()]);
+/** A round as the operator API shows it, its tasks in order. */
+export const Round = Type.Object(
+  {
+    id: Type.Integer(),
+    status: Type.Union(["planned", "active", "ended"].map((status) => Type.Literal(status))),
+    messenger_id: Type.Integer(),
+    vehicle_id: Type.Union([Type.Integer(), Type.Null()]),
+    started_at: Stamp,
+    ended_at: Stamp,
+    created_at: Timestamp,
+    tasks: Type.Array(
+      Type.Object({
+        position: Type.Integer(),
+        task_id: Type.Integer(),
+        delivery_id: Type.Integer(),
+        kind: Type.Union([Type.Literal("pickup"), Type.Literal("dropoff")]),
+        delivery_status: DeliveryStatus,
+        started_at: Stamp,
+        completed_at: Stamp,
+        eta: Stamp,
+      }),
+    ),
+  },
+  { title: "Round" },
+);
+
+export async function roundView(db: Db, id: number): Promise<Static<typeof Round>> {
   const round = await findRound(db, id);
   if (!round) throw notFound(`round ${id}`);
   const tasks = await roundTasks(db, id);

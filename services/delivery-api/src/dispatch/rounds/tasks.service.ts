@@ -6,6 +6,7 @@
 import { randomBytes } from "node:crypto";
 import type { Delivery } from "@dos/contracts";
 import { notFound, unprocessable } from "@dos/service-kit";
+import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import { findAccountById } from "../../accounts/accounts.repository.ts";
 import type { DB, Db } from "../../db/database.ts";
@@ -15,6 +16,16 @@ import { recordTrackingSms } from "../sms/sms.outbox.ts";
 import { deliveryIdOfTask, roundOfTask } from "./rounds.repository.ts";
 import type { MediaKind } from "./rounds.table.ts";
 import { countPictures, deleteSignature, insertTaskMedia, listTaskMedia } from "./task-media.repository.ts";
+
+/** A stored proof image of a dropoff: its public URL, which the delivery's task lists. */
+export const TaskProof = Type.Object(
+  {
+    task_id: Type.Integer(),
+    kind: Type.Union([Type.Literal("signature"), Type.Literal("picture")]),
+    url: Type.String(),
+  },
+  { title: "TaskProof" },
+);
 
 export const MAX_PICTURES = 10;
 
@@ -88,7 +99,12 @@ export function createTasksService(deps: TasksServiceDeps) {
     },
 
     /** Stores a proof image of a dropoff under way; a signature replaces the previous one. */
-    async upload(taskId: number, kind: MediaKind, contentType: "image/jpeg" | "image/png", bytes: Buffer) {
+    async upload(
+      taskId: number,
+      kind: MediaKind,
+      contentType: "image/jpeg" | "image/png",
+      bytes: Buffer,
+    ): Promise<Static<typeof TaskProof>> {
       return db.transaction().execute(async (trx) => {
         const { task } = await lockTask(trx, taskId);
         if (task.kind !== "dropoff") throw unprocessable(`task ${taskId} is a pickup; proof belongs to the dropoff`);

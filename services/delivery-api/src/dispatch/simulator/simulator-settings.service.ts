@@ -2,8 +2,9 @@
  * The courier simulator setting of an account: test-environment accounts only — a production
  * delivery is never simulated.
  */
-import { formatTimestamp } from "@dos/contracts";
+import { formatTimestamp, Timestamp } from "@dos/contracts";
 import { unprocessable } from "@dos/service-kit";
+import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import { requireAccount } from "../../accounts/accounts.service.ts";
 import type { DB } from "../../db/database.ts";
@@ -11,8 +12,19 @@ import { findSimulatorSetting, saveSimulatorSetting } from "./simulator.reposito
 
 const DEFAULT_STEP_MS = 10_000;
 
+/** An account's courier simulator setting; enabled_at: deliveries created since then are simulated. */
+export const CourierSimulator = Type.Object(
+  {
+    account_id: Type.Integer(),
+    enabled: Type.Boolean(),
+    step_ms: Type.Integer(),
+    enabled_at: Type.Union([Timestamp, Type.Null()]),
+  },
+  { title: "CourierSimulator" },
+);
+
 export function createSimulatorSettings(db: Kysely<DB>) {
-  async function view(accountId: number) {
+  async function view(accountId: number): Promise<Static<typeof CourierSimulator>> {
     const row = await findSimulatorSetting(db, accountId);
     return row
       ? {

@@ -4,7 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import { pathId } from "../../http/request-input.ts";
-import { createSimulatorSettings } from "./simulator-settings.service.ts";
+import { CourierSimulator, createSimulatorSettings } from "./simulator-settings.service.ts";
 
 const SimulatorBody = Type.Object(
   { enabled: Type.Boolean(), step_ms: Type.Optional(Type.Integer({ minimum: 200, maximum: 3_600_000 })) },
@@ -15,7 +15,13 @@ export async function simulatorOpsRoutes(app: FastifyInstance, options: { db: Ky
   const settings = createSimulatorSettings(options.db);
   app.get<{ Params: { id: string } }>(
     "/accounts/:id/courier_simulator",
-    { schema: { operationId: "simulator.get", summary: "Show the courier simulator setting of an account" } },
+    {
+      schema: {
+        operationId: "simulator.get",
+        response: { 200: CourierSimulator },
+        summary: "Show the courier simulator setting of an account",
+      },
+    },
     (request) => settings.get(pathId(request.params.id, "account")),
   );
 
@@ -24,6 +30,7 @@ export async function simulatorOpsRoutes(app: FastifyInstance, options: { db: Ky
     {
       schema: {
         operationId: "simulator.set",
+        response: { 200: CourierSimulator },
         summary: "Switch the courier simulator of a test account",
         body: SimulatorBody,
       },

@@ -5,7 +5,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import { pathId } from "../../http/request-input.ts";
-import { createVehiclesService } from "./vehicles.service.ts";
+import { createVehiclesService, Vehicle } from "./vehicles.service.ts";
 
 /** Printable characters only: the ID travels in URL paths and NATS keys (encoded when needed). */
 const ExternalId = Type.String({
@@ -35,6 +35,7 @@ export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kys
     {
       schema: {
         operationId: "vehicles.create",
+        response: { 201: Vehicle },
         summary: "Add a vehicle (its External ID is the geolocation interface's vehicle_id)",
         body: CreateVehicleBody,
       },
@@ -44,13 +45,19 @@ export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kys
 
   app.get(
     "/vehicles",
-    { schema: { operationId: "vehicles.list", summary: "List vehicles and their active round" } },
+    {
+      schema: {
+        operationId: "vehicles.list",
+        response: { 200: Type.Array(Vehicle) },
+        summary: "List vehicles and their active round",
+      },
+    },
     () => vehicles.list(),
   );
 
   app.get<{ Params: { id: string } }>(
     "/vehicles/:id",
-    { schema: { operationId: "vehicles.get", summary: "Show a vehicle" } },
+    { schema: { operationId: "vehicles.get", response: { 200: Vehicle }, summary: "Show a vehicle" } },
     (request) => vehicles.get(pathId(request.params.id, "vehicle")),
   );
 
@@ -59,6 +66,7 @@ export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kys
     {
       schema: {
         operationId: "vehicles.update",
+        response: { 200: Vehicle },
         summary: "Change a vehicle's provider, label or provider token",
         body: UpdateVehicleBody,
       },

@@ -4,8 +4,9 @@
  * through the fleet outbox in the same transaction.
  */
 import { createHash } from "node:crypto";
-import { formatTimestamp } from "@dos/contracts";
+import { formatTimestamp, Timestamp } from "@dos/contracts";
 import { isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
+import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import type { DB, Db } from "../../db/database.ts";
 import { optionalText, requiredText } from "../../lib/text.ts";
@@ -25,7 +26,21 @@ export interface NewVehicle extends VehicleChange {
 
 const sha256 = (token: string) => createHash("sha256").update(token).digest("hex");
 
-async function vehicleView(db: Db, id: number) {
+/** A vehicle as the operator API shows it: whether it has a provider token, never the token. */
+export const Vehicle = Type.Object(
+  {
+    id: Type.Integer(),
+    external_id: Type.String({ description: "The vehicle_id of the geolocation interface." }),
+    provider: Type.String(),
+    label: Type.Union([Type.String(), Type.Null()]),
+    has_provider_token: Type.Boolean(),
+    active_round_id: Type.Union([Type.Integer(), Type.Null()]),
+    created_at: Timestamp,
+  },
+  { title: "Vehicle" },
+);
+
+async function vehicleView(db: Db, id: number): Promise<Static<typeof Vehicle>> {
   const row = await findVehicle(db, id);
   if (!row) throw notFound(`vehicle ${id}`);
   return {
