@@ -4,6 +4,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
+import { nearestName } from "@dos/service-kit/nearest-name";
 import type { Command, Flag, Method, Scalar } from "./commands.ts";
 
 export class UsageError extends Error {
@@ -113,7 +114,10 @@ function usageMessage(command: Command, flags: Flag[], error: Error & { code?: s
   const flag = flags.find((f) => f.name === name || `no-${f.name}` === name);
   switch (error.code) {
     case "ERR_PARSE_ARGS_UNKNOWN_OPTION":
-      return `unknown flag --${name} for '${command.name}'`;
+      return `unknown flag --${name} for '${command.name}'${didYouMean(
+        name,
+        flags.map((f) => f.name),
+      )}`;
     case "ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL":
       return `unexpected argument '${quoted}'`;
     case "ERR_PARSE_ARGS_INVALID_OPTION_VALUE":
@@ -122,6 +126,12 @@ function usageMessage(command: Command, flags: Flag[], error: Error & { code?: s
     default:
       return error.message;
   }
+}
+
+/** " (did you mean --company-name?)" for a near miss: a prefix, or a few edits away. */
+function didYouMean(name: string, known: string[]): string {
+  const near = known.find((k) => k.startsWith(name)) ?? nearestName(name, known, 2);
+  return near ? ` (did you mean --${near}?)` : "";
 }
 
 function wholeBody(json: unknown, file: unknown): Record<string, unknown> | undefined {

@@ -143,6 +143,14 @@ test("argv mistakes are usage errors that name the flag, before any request", ()
     assert.fail(`${name} ${argv.join(" ")} was accepted`);
   };
   assert.equal(refused("accounts create", ["--compny", "X"]), "unknown flag --compny for 'accounts create'");
+  assert.equal(
+    refused("accounts create", ["--company-nme", "X"]),
+    "unknown flag --company-nme for 'accounts create' (did you mean --company-name?)",
+  );
+  assert.equal(
+    refused("accounts create", ["--company", "X"]),
+    "unknown flag --company for 'accounts create' (did you mean --company-name?)",
+  );
   assert.equal(refused("accounts get", []), "--account is required (the account id)");
   assert.equal(
     refused("zones remove", ["--account", "1", "--postal-codes", "75001,,75002"]),
