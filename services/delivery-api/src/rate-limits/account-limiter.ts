@@ -73,6 +73,17 @@ function decode(value: string): [tat: number, intervalMs: number] {
   return [tat ?? Number.NaN, Number.isFinite(intervalMs) && (intervalMs as number) > 0 ? (intervalMs as number) : 0];
 }
 
+/**
+ * An entry's state moves forward by revision only: a later write includes every earlier one, and
+ * a TAT older than its revision would let a CAS succeed over another replica's spend.
+ */
+function advance(entry: Entry, tat: number, intervalMs: number, revision: number) {
+  if (revision <= entry.revision) return;
+  entry.tat = tat;
+  entry.intervalMs = intervalMs;
+  entry.revision = revision;
+}
+
 /** One unit of the replica's lease, if it holds one for this policy; a lapsed lease is dropped. */
 function fromLease(entry: Entry, now: number, policy: RatePolicy): Decision | null {
   if (entry.leased === 0) return null;
@@ -114,11 +125,7 @@ export function createAccountLimiter(options: {
     if (!Number.isFinite(tat)) return;
     const entry = entries.get(key);
     if (!entry) entries.set(key, { tat, intervalMs, revision, leased: 0, leaseEndsAt: 0 });
-    else if (revision > entry.revision) {
-      entry.tat = tat;
-      entry.intervalMs = intervalMs;
-      entry.revision = revision;
-    }
+    else advance(entry, tat, intervalMs, revision);
   };
 
   const apply = (watched: KvWatchEntry) => {
@@ -165,9 +172,13 @@ export function createAccountLimiter(options: {
         continue;
       }
       if (admitted) {
-        entry.tat = tat;
-        entry.intervalMs = intervalOf(policy);
-        if (typeof written === "number") entry.revision = Math.max(entry.revision, written);
+        // The watch may already have brought a later write of another replica (which includes
+        // this one): this TAT under that revision would let the next CAS overwrite its spend.
+        if (typeof written === "number") advance(entry, tat, intervalOf(policy), written);
+        else {
+          entry.tat = tat;
+          entry.intervalMs = intervalOf(policy);
+        }
         entry.leased += decisions.slice(batch.length).filter((d) => d.allowed).length;
         entry.leaseEndsAt = now + LEASE_MS;
         entry.leasePolicy = policy;
