@@ -1,7 +1,7 @@
 /**
  * `npm test`: the whole check a clean machine and CI run. Finds or provides PostgreSQL and NATS,
- * builds, lints and formats (biome), typechecks, checks the import rules (dependency-cruiser), then
- * runs every test file of every package (unit, integration and e2e) in one node:test run. The last line is `tests: N passed, N failed`.
+ * builds, lints and formats (biome), typechecks, checks the import rules (dependency-cruiser) and
+ * that no export is unused (knip), then runs every test file of every package (unit, integration and e2e) in one node:test run. The last line is `tests: N passed, N failed`.
  */
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
@@ -37,6 +37,9 @@ const workspaces: string[] = JSON.parse(readFileSync(path.join(root, "package.js
 const cruised = [...new Set([...workspaces.map((glob) => glob.split("/")[0] ?? glob), "scripts"])];
 const importRules = ["--config", ".dependency-cruiser.cjs", "--output-type", "err", ...cruised];
 if (!run("import rules", "npx", ["depcruise", ...importRules])) failedChecks.push("import rules");
+// Exports nothing imports (knip.json: the entries it cannot infer from package.json, and types
+// used in their own file stay exported, as an exported function's signature may name them).
+if (!run("unused exports", "npx", ["knip", "--no-progress"])) failedChecks.push("unused exports");
 
 // Earlier runs' NATS namespaces (an hour old: no run still uses them) would pile up on a shared
 // server. Imported only now: the kit is built above.

@@ -20,7 +20,7 @@ export interface Sample {
   backlog: number;
 }
 
-export function rssMb(pid: number | undefined): number {
+function rssMb(pid: number | undefined): number {
   if (!pid) return 0;
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kb = Number(status.match(/^VmRSS:\s+(\d+) kB/m)?.[1] ?? 0);

@@ -168,7 +168,7 @@ export function countStatuses(statuses: number[]): Map<number, number> {
 }
 
 /** The p-th percentile (0-100) of the samples' times, by the nearest-rank method. */
-export function percentile(samples: Sample[], p: number): number {
+function percentile(samples: Sample[], p: number): number {
   const sorted = samples.map((s) => s.ms).sort((a, b) => a - b);
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] as number;

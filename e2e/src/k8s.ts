@@ -83,14 +83,11 @@ const validators: Record<string, () => Validator> = {
 };
 const compiled = new Map<string, Validator>();
 
-/** The kinds this module can check (the README lists them). */
-export const VALIDATED_KINDS = Object.keys(validators);
-
 /**
  * Kinds whose published schema is not in this repository (deploy/k8s/schemas/README.md says why):
  * only a cluster with their operator installed checks them (`kubectl apply --dry-run=server`).
  */
-export const CHECKED_BY_A_CLUSTER_ONLY = [
+const CHECKED_BY_A_CLUSTER_ONLY = [
   "postgresql.cnpg.io/v1/Cluster",
   "gateway.envoyproxy.io/v1alpha1/BackendTrafficPolicy",
 ];

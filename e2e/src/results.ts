@@ -6,7 +6,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { root } from "../../scripts/system.ts";
 
-export const RESULTS_FILE = path.join(root, "e2e", "RESULTS.md");
+const RESULTS_FILE = path.join(root, "e2e", "RESULTS.md");
 
 const HEADER = `# e2e results
 

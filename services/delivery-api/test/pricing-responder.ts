@@ -17,13 +17,13 @@ export interface PricingResponder {
   stop(): Promise<void>;
 }
 
-export const TEST_TARIFF_ID = 7;
+const TEST_TARIFF_ID = 7;
 
 /**
  * The double's price: 500 base, 100 per package unit, 300 more when a client slot is shorter
  * than an hour. Lines add up to the price, as the contract requires.
  */
-export function testPrice(request: QuoteRequest): QuoteReply {
+function testPrice(request: QuoteRequest): QuoteReply {
   const units = request.packages.reduce((sum, p) => sum + p.amount, 0);
   const short = request.tasks.some((t) => Date.parse(t.slot_ending_at) - Date.parse(t.slot_starting_at) < 60 * 60_000);
   const lines = [

@@ -22,7 +22,7 @@ import { migrations, SCHEMA } from "../migrations/index.ts";
 import { buildApp, type GeoIngest } from "../src/app.ts";
 import { CONFIG_PREFIX, type Config, configSchema } from "../src/config.ts";
 
-export const OPS_TOKEN = "ops-token-for-tests-0123456789";
+const OPS_TOKEN = "ops-token-for-tests-0123456789";
 
 export interface Harness {
   built: GeoIngest;

@@ -19,7 +19,7 @@ export interface HttpRequest {
 }
 
 /** `--json` and `--file`: the whole body, which the body flags complete. */
-export const BODY_FLAGS = {
+const BODY_FLAGS = {
   json: { kind: "json", help: "the whole JSON body; the flags complete it" },
   file: { kind: "string", help: "a file holding the whole JSON body" },
 } as const;

@@ -9,7 +9,7 @@ import { OPS_LIMITS } from "../http/request-input.ts";
 /** The largest quota an override may give (the column's check says the same). */
 export const RATE_LIMIT_MAX_QUOTA = 1_000_000;
 
-export const ENVIRONMENTS = ["production", "test"] as const;
+const ENVIRONMENTS = ["production", "test"] as const;
 const Environment = Type.Union(ENVIRONMENTS.map((e) => Type.Literal(e)));
 
 export const AccountSettingsInput = Type.Object(

@@ -25,7 +25,7 @@ import type { AccountsTable } from "./accounts.table.ts";
 export type AccountRow = Selectable<AccountsTable>;
 
 /** An account as the operator API shows it. */
-export function accountView(row: AccountRow): Account {
+function accountView(row: AccountRow): Account {
   return {
     id: row.id,
     company_name: row.company_name,

@@ -26,7 +26,7 @@ import {
 const TOKEN_BYTES = 32;
 const HINT_LENGTH = 4;
 
-export function userView(row: Selectable<UsersTable>): User {
+function userView(row: Selectable<UsersTable>): User {
   return {
     id: row.id,
     account_id: row.account_id,
@@ -37,7 +37,7 @@ export function userView(row: Selectable<UsersTable>): User {
 }
 
 /** A token as listed: the hint only, never the token or its hash. */
-export function tokenView(row: Selectable<ApiTokensTable>): ApiToken {
+function tokenView(row: Selectable<ApiTokensTable>): ApiToken {
   return {
     id: row.id,
     user_id: row.user_id,
@@ -68,7 +68,7 @@ export async function listUsers(db: Kysely<DB>, accountId: number) {
 }
 
 /** The user of this account, or 404 (another account's user is as unknown as a missing one). */
-export async function requireUser(db: Db, accountId: number, userId: number) {
+async function requireUser(db: Db, accountId: number, userId: number) {
   const user = await findUserInAccount(db, accountId, userId);
   if (!user) throw notFound(`user ${userId}`);
   return user;

@@ -59,7 +59,7 @@ const PLACE_FIELDS = sql.raw(
 );
 
 /** The catalogue of each request, in order, in one round trip. */
-export async function loadCatalogues(db: Kysely<DB>, pool: Pool, requests: CatalogueRequest[]): Promise<Catalogue[]> {
+async function loadCatalogues(db: Kysely<DB>, pool: Pool, requests: CatalogueRequest[]): Promise<Catalogue[]> {
   const input = requests.map((request, ord) => ({
     ord,
     account_id: request.accountId,

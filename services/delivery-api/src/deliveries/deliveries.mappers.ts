@@ -79,7 +79,7 @@ export function presentDelivery(stored: ShownRows, trackingBaseUrl: string): Del
 }
 
 /** A v2 Package of a stored (or about to be stored) package row. */
-export function packageOutput(p: ShownPackageRow): Package {
+function packageOutput(p: ShownPackageRow): Package {
   return {
     package_type_id: p.package_type_id,
     type: p.type,

@@ -256,7 +256,7 @@ function normalizedPhone(label: string, value: string | null, ctx: RuleContext, 
 }
 
 /** Packages inline or from the catalogue; a size category stands alone with amount 1. */
-export function resolvePackages(inputs: PackageInput[], ctx: RuleContext, errors: string[]): PackageDraft[] {
+function resolvePackages(inputs: PackageInput[], ctx: RuleContext, errors: string[]): PackageDraft[] {
   let sizeCategory: string | null = null;
   const packages = inputs.map((input, index): PackageDraft => {
     if ("package_type_id" in input) {

@@ -53,7 +53,7 @@ export async function lockDeliveryById(trx: Db, id: number): Promise<StoredDeliv
 }
 
 /** The invalid-transition error: names the current state and what it allows. */
-export function transitionRefused(from: DeliveryStatus, to: DeliveryStatus) {
+function transitionRefused(from: DeliveryStatus, to: DeliveryStatus) {
   const allowed = OPERATOR_TRANSITIONS[from];
   return unprocessable(
     `status cannot change from ${from} to ${to}` +

@@ -4,8 +4,6 @@
  */
 import type { DeliveryStatus } from "@dos/contracts";
 
-export const INITIAL_STATUS: DeliveryStatus = "saved";
-
 /** States in which the client may update a delivery (PATCH/PUT). */
 export const UPDATABLE_STATUSES: ReadonlySet<DeliveryStatus> = new Set(["saved", "scheduled"]);
 

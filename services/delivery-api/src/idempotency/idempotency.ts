@@ -15,7 +15,7 @@ const idempotencyKeyInvalid = () => unprocessable("Idempotency-Key must be 1 to 
 const idempotencyKeyReused = () =>
   unprocessable("Idempotency-Key was already used with another request; use a new key for a new request");
 
-export const IDEMPOTENCY_HEADER = "idempotency-key";
+const IDEMPOTENCY_HEADER = "idempotency-key";
 const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
 export interface IdempotentRequest {
@@ -31,7 +31,7 @@ export interface StoredResponse {
 }
 
 /** Raised inside the transaction when another request stored the same key first. */
-export class IdempotencyRace extends Error {
+class IdempotencyRace extends Error {
   override name = "IdempotencyRace";
 }
 
@@ -50,7 +50,7 @@ export function idempotentRequest(
 }
 
 /** The stored answer to the same request, null when the key is new; another request with the key is a 422. */
-export async function findStoredResponse(db: Db, request: IdempotentRequest): Promise<StoredResponse | null> {
+async function findStoredResponse(db: Db, request: IdempotentRequest): Promise<StoredResponse | null> {
   const row = await findLiveKey(db, request);
   if (!row) return null;
   if (!row.request_sha256.equals(request.requestSha256)) throw idempotencyKeyReused();
@@ -58,7 +58,7 @@ export async function findStoredResponse(db: Db, request: IdempotentRequest): Pr
 }
 
 /** Stores the answer; an expired record of the key is replaced, a live one raises IdempotencyRace. */
-export async function storeResponse(db: Db, request: IdempotentRequest, response: StoredResponse): Promise<void> {
+async function storeResponse(db: Db, request: IdempotentRequest, response: StoredResponse): Promise<void> {
   const values = {
     account_id: request.accountId,
     operation: request.operation,
@@ -71,7 +71,7 @@ export async function storeResponse(db: Db, request: IdempotentRequest, response
 }
 
 /** JSON with object keys sorted, so the same body sent with its keys in another order is the same request. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
   if (value !== null && typeof value === "object") {
     const entries = Object.keys(value)

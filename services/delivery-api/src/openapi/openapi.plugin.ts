@@ -24,8 +24,8 @@ declare module "fastify" {
   }
 }
 
-export const CLIENT_PREFIX = "/api/v2";
-export const OPS_PREFIX = "/ops/v1";
+const CLIENT_PREFIX = "/api/v2";
+const OPS_PREFIX = "/ops/v1";
 
 /**
  * The kit's page policy, plus the one style element Swagger UI's script inserts (by its hash, so
@@ -202,7 +202,7 @@ function only(prefix: string) {
  * used; the surface's refusals and headers on every operation;
  * the operationId's group as the tag of an operation that names none.
  */
-export function finishDocument(doc: Document, surface: Surface): Document {
+function finishDocument(doc: Document, surface: Surface): Document {
   const schemas: Record<string, Json> = {};
   const hoist = (node: unknown): unknown => {
     if (Array.isArray(node)) return node.map(hoist);

@@ -21,7 +21,7 @@ import type { PackageTypesTable } from "./package-types.table.ts";
 type PackageTypeRow = Selectable<PackageTypesTable>;
 
 /** An entry as operators see it. */
-export function packageTypeView(row: PackageTypeRow): CatalogueEntry {
+function packageTypeView(row: PackageTypeRow): CatalogueEntry {
   return {
     id: row.id,
     name: row.name,
@@ -36,7 +36,7 @@ export function packageTypeView(row: PackageTypeRow): CatalogueEntry {
 }
 
 /** An entry as clients see it in `GET /api/v2/package_types` (the spec's Package type). */
-export function clientPackageTypeView(row: PackageTypeRow): PackageType {
+function clientPackageTypeView(row: PackageTypeRow): PackageType {
   return {
     id: row.id,
     type: row.name,

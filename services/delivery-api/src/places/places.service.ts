@@ -25,7 +25,7 @@ import {
 import type { PlaceBody, PlacePatchBody, SavedPlace } from "./places.schemas.ts";
 import type { PlacesTable } from "./places.table.ts";
 
-export function placeView(row: Selectable<PlacesTable>): SavedPlace {
+function placeView(row: Selectable<PlacesTable>): SavedPlace {
   return {
     id: row.id,
     label: row.label,

@@ -35,7 +35,7 @@ import type { Msg, NatsConnection } from "@nats-io/nats-core";
 import type { TariffReplica } from "./tariff-replica.ts";
 
 /** Seconds a client is told to wait before retrying a request that pricing could not answer. */
-export const PRICING_RETRY_AFTER_SECONDS = 5;
+const PRICING_RETRY_AFTER_SECONDS = 5;
 
 export interface PricingClient {
   /** The price of a delivery; throws a 503 HttpError when pricing cannot give a valid one. */

@@ -62,7 +62,7 @@ export async function seedDemo(db: Kysely<DB>, options: DemoSeedOptions): Promis
 }
 
 /** The token of a demo user: 32 bytes of HMAC, base64url like every API token. */
-export function demoToken(secret: string, email: string): string {
+function demoToken(secret: string, email: string): string {
   return createHmac("sha256", secret).update(`demo-token:${email.toLowerCase()}`).digest("base64url");
 }
 

@@ -9,7 +9,7 @@
  */
 
 /** How early a request may come against its vehicle's schedule, as a share of the interval. */
-export const JITTER_SHARE = 0.5;
+const JITTER_SHARE = 0.5;
 
 /** An allowed request's slot: `due` is when the vehicle's next request is due, `previous` what it was. */
 export interface Slot {

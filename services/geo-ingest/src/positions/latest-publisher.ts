@@ -36,7 +36,7 @@ export interface PublisherDeps {
  * formatTimestamp for a stream of instants close together: the text up to the second is reused
  * while the second does not change (publishing formats two timestamps per vehicle per second).
  */
-export function createTimestampFormatter() {
+function createTimestampFormatter() {
   let second = Number.NaN;
   let prefix = "";
   return (instant: number): string => {

@@ -8,10 +8,10 @@ import { type Kysely, sql } from "kysely";
 export type StorageMode = "timescaledb" | "native";
 
 /** Defaults the migration applies; the service reconciles them with its config at boot. */
-export const DEFAULT_RETENTION_DAYS = 30;
-export const DEFAULT_PARTITIONS_AHEAD_DAYS = 3;
+const DEFAULT_RETENTION_DAYS = 30;
+const DEFAULT_PARTITIONS_AHEAD_DAYS = 3;
 /** Chunks older than this are compressed (TimescaleDB): late positions rarely arrive after it. */
-export const COMPRESS_AFTER_DAYS = 2;
+const COMPRESS_AFTER_DAYS = 2;
 
 /**
  * TimescaleDB is usable only when its package is installed (pg_available_extensions) and the
@@ -60,7 +60,7 @@ export function tableStatement(partitioned: boolean): string {
     )${partitioned ? " partition by range (recorded_at)" : ""}`;
 }
 
-export const ROUND_INDEX_STATEMENT =
+const ROUND_INDEX_STATEMENT =
   "create index vehicle_positions_round_time_idx on vehicle_positions (round_id, recorded_at)";
 
 /**

@@ -13,7 +13,7 @@ import type { TariffsService } from "../tariffs/tariffs.service.ts";
 import { type BusHandle, busHandler } from "./bus-handler.ts";
 
 /** Reported by `$SRV.INFO`; follows package.json. */
-export const SERVICE_VERSION = "0.1.0";
+const SERVICE_VERSION = "0.1.0";
 
 /**
  * @nats-io/services 3.0.0-25 is typed against its own pinned nats-core (3.0.0-50), whose

@@ -9,7 +9,7 @@ import { isIP, type LookupFunction } from "node:net";
 import { Agent } from "undici";
 import { type AddressPolicy, describeRefusal } from "./address-policy.ts";
 
-export class RefusedAddressError extends Error {
+class RefusedAddressError extends Error {
   override name = "RefusedAddressError";
 }
 
@@ -28,7 +28,7 @@ export interface WebhookClient {
 }
 
 /** A `lookup` for net.connect that refuses the host when any address it resolves to is refused. */
-export function guardedLookup(policy: AddressPolicy): LookupFunction {
+function guardedLookup(policy: AddressPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { all: true, family: options.family ?? 0 }, (error, addresses: LookupAddress[]) => {
       if (error) return callback(error, "", 0);

@@ -176,7 +176,7 @@ export function createEndpointsService(deps: EndpointsDeps) {
 export type EndpointsService = ReturnType<typeof createEndpointsService>;
 
 /** Checks a URL the way a POST would reach it; answers the normalised URL or a 422 naming url. */
-export async function checkEndpointUrl(policy: AddressPolicy, text: string): Promise<string> {
+async function checkEndpointUrl(policy: AddressPolicy, text: string): Promise<string> {
   let url: URL;
   try {
     url = new URL(text);

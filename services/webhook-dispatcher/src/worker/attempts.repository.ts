@@ -187,7 +187,7 @@ async function recordFailure(tx: Db, failure: FailedAttempt, disableAfterMs: num
 }
 
 /** "5 days", "3 h", "12 min", "40 s": how long an endpoint has been failing, for its disabled reason. */
-export function formatDuration(ms: number): string {
+function formatDuration(ms: number): string {
   const units: Array<[number, string]> = [
     [86_400_000, " days"],
     [3_600_000, " h"],

@@ -8,7 +8,7 @@ export interface Point {
 }
 
 /** Great-circle distance in metres (haversine). */
-export function haversineMetres(a: Point, b: Point): number {
+function haversineMetres(a: Point, b: Point): number {
   const rad = Math.PI / 180;
   const dLat = (b.latitude - a.latitude) * rad;
   const dLon = (b.longitude - a.longitude) * rad;

@@ -17,8 +17,6 @@ import type { PositionsService } from "./positions.service.ts";
 const validate = compileValidator<VehiclePosition>(VehiclePosition);
 const RETRY_MS = 1000;
 
-export type PositionsConsumer = ReturnType<typeof createPositionsConsumer>;
-
 export function createPositionsConsumer(options: {
   nc: NatsConnection;
   namespace: string;

@@ -27,7 +27,7 @@ export const TaskProof = Type.Object(
   { title: "TaskProof" },
 );
 
-export const MAX_PICTURES = 10;
+const MAX_PICTURES = 10;
 
 export interface TasksServiceDeps {
   db: Kysely<DB>;

@@ -20,7 +20,7 @@ import {
   simulatedTaskPlaces,
 } from "./simulator.repository.ts";
 
-export const FAIL_MARKER = "[fail]";
+const FAIL_MARKER = "[fail]";
 /** A 1×1 PNG: the simulated signature and picture. */
 const SIMULATED_PROOF_PNG = Buffer.from(
   "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082",
@@ -141,4 +141,3 @@ export function createCourierSimulator(deps: SimulatorDeps) {
     },
   };
 }
-export type CourierSimulator = ReturnType<typeof createCourierSimulator>;

@@ -21,7 +21,7 @@ export interface TrackingSms {
   environment: "production" | "test";
 }
 
-export function trackingSmsText(senderName: string, trackingUrl: string) {
+function trackingSmsText(senderName: string, trackingUrl: string) {
   return `${senderName}: your delivery is on its way. Follow it here: ${trackingUrl}`;
 }
 

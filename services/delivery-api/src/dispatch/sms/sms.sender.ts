@@ -19,7 +19,7 @@ export interface SmsSender {
   send(message: SmsMessage): Promise<void>;
 }
 
-export function logSmsSender(logger: Logger): SmsSender {
+function logSmsSender(logger: Logger): SmsSender {
   return {
     name: "log",
     async send(message) {
@@ -28,7 +28,7 @@ export function logSmsSender(logger: Logger): SmsSender {
   };
 }
 
-export function httpSmsSender(options: { url: string; token?: string; timeoutMs: number }): SmsSender {
+function httpSmsSender(options: { url: string; token?: string; timeoutMs: number }): SmsSender {
   return {
     name: "http",
     async send(message) {
