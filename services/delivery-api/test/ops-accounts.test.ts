@@ -236,6 +236,24 @@ describe("operator API: accounts, users and API tokens", () => {
       assert.deepEqual((await ops.get(`/accounts/${account.id}/users/${created.body.id}`)).body, created.body);
     });
 
+    test("a user is found by e-mail whatever its case and account; an unknown one is an empty list", async () => {
+      const account = await newAccount();
+      const user = await newUser(account.id, "Finder@Shop.example");
+      const found = await ops.get(`/users?email=${encodeURIComponent("finder@SHOP.example")}`);
+      assert.equal(found.status, 200);
+      assert.deepEqual(
+        found.body.map((u: { id: number; account_id: number; email: string }) => [u.id, u.account_id, u.email]),
+        [[user.id, account.id, "Finder@Shop.example"]],
+      );
+      assert.deepEqual((await ops.get("/users?email=nobody%40shop.example")).body, []);
+      const invalid = await ops.get("/users?email=not-an-email");
+      assert.deepEqual(
+        [invalid.status, invalid.body],
+        [422, { errors: ["querystring.email must be a valid e-mail address"] }],
+      );
+      assert.equal((await opsClient(api, null).get("/users?email=finder%40shop.example")).status, 401);
+    });
+
     test("refuses an invalid e-mail and unknown fields", async () => {
       const account = await newAccount();
       const invalid = await ops.post(`/accounts/${account.id}/users`, { email: "not-an-email", role: "admin" });

@@ -13,12 +13,21 @@ import {
   ApiTokenCreated,
   CreateAccountBody,
   CreateUserBody,
+  FindUsersQuery,
   ListAccountsQuery,
   UpdateAccountBody,
   User,
 } from "./accounts.schemas.ts";
 import { createAccount, getAccount, listAccountPage, updateAccount } from "./accounts.service.ts";
-import { createToken, createUser, getUser, listTokens, listUsers, revokeToken } from "./users.service.ts";
+import {
+  createToken,
+  createUser,
+  findUsersByEmail,
+  getUser,
+  listTokens,
+  listUsers,
+  revokeToken,
+} from "./users.service.ts";
 
 interface AccountParams {
   accountId: string;
@@ -113,6 +122,20 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
       },
     },
     async (request, reply) => reply.code(201).send(await createUser(db, ids(request.params).accountId, request.body)),
+  );
+
+  // Users are found by e-mail across accounts: the console signs its people in by e-mail alone.
+  app.get<{ Querystring: FindUsersQuery }>(
+    "/users",
+    {
+      schema: {
+        querystring: FindUsersQuery,
+        operationId: "users.findByEmail",
+        response: { 200: Type.Array(User) },
+        summary: "Find a user by e-mail",
+      },
+    },
+    async (request) => findUsersByEmail(db, request.query.email),
   );
 
   app.get<{ Params: AccountParams }>(

@@ -132,3 +132,10 @@ export type ApiToken = Static<typeof ApiToken>;
 export const ApiTokenCreated = Type.Composite([ApiToken, Type.Object({ token: Type.String() })], {
   title: "ApiTokenCreated",
 });
+
+/** The operator's lookup of a user by e-mail, whatever the account (the console signs people in by e-mail). */
+export const FindUsersQuery = Type.Object(
+  { email: Type.String({ format: "email", maxLength: LIMITS.email }) },
+  { additionalProperties: false },
+);
+export type FindUsersQuery = Static<typeof FindUsersQuery>;

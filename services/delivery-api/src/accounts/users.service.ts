@@ -62,6 +62,12 @@ export async function createUser(db: Kysely<DB>, accountId: number, body: Create
 
 const emailTaken = () => unprocessable("email is already used by another user");
 
+/** The user with this e-mail (case aside) in any account: none or one, as a list. */
+export async function findUsersByEmail(db: Kysely<DB>, email: string) {
+  const user = await findUserByEmail(db, email.trim());
+  return user ? [userView(user)] : [];
+}
+
 export async function listUsers(db: Kysely<DB>, accountId: number) {
   await requireAccount(db, accountId);
   return (await listUsersOfAccount(db, accountId)).map(userView);
