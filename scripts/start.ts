@@ -1,6 +1,6 @@
 /**
  * `npm start`: the whole system on this machine. Finds or provides PostgreSQL and NATS, builds,
- * migrates, seeds the demo accounts and fleet, starts the four services, prints their URLs and stays in
+ * migrates, seeds the demo accounts and fleet, starts the five services, prints their URLs and stays in
  * the foreground until Ctrl-C, then stops everything cleanly.
  */
 import { spawnSync } from "node:child_process";
@@ -9,7 +9,7 @@ import path from "node:path";
 // The source, not the package: this runs before the build that makes the package's dist.
 import { persistentSecret, writeSecretFile } from "../libs/service-kit/src/secret-file.ts";
 import { resolveInfrastructure } from "./infra.ts";
-import { migrateAll, root, startSystem } from "./system.ts";
+import { migrateAll, root, SERVICES, startSystem } from "./system.ts";
 
 const varDir = path.join(root, "var");
 mkdirSync(varDir, { recursive: true });
@@ -27,6 +27,7 @@ const env: Record<string, string> = {
   LOG_LEVEL: process.env.LOG_LEVEL ?? "info",
   API_OPS_TOKEN: opsToken,
   WEBHOOKS_SECRET_KEY: persistentSecret(path.join(varDir, "webhooks-secret-key")),
+  CONSOLE_SECRET_KEY: persistentSecret(path.join(varDir, "console-secret-key"), 32),
   // The local demo's receivers run on this machine: let webhooks reach loopback here only.
   WEBHOOKS_ALLOWED_HOSTS: "127.0.0.0/8,::1,localhost",
   API_PUBLIC_URL: `http://localhost:${basePort}`,
@@ -42,20 +43,47 @@ const seed = spawnSync(process.execPath, [path.join(root, "services/delivery-api
   stdio: ["ignore", "pipe", "inherit"],
 });
 if (seed.status !== 0) fail("the demo seed failed (its error is above)");
-const seeded = JSON.parse(seed.stdout) as { accounts: unknown[]; vehicles: unknown[] };
+const seeded = JSON.parse(seed.stdout) as { accounts: Array<{ email: string }>; vehicles: unknown[] };
 
 step("starting services (logs in var/log/)");
 const system = await startSystem({ env, basePort, logDir: path.join(varDir, "log") }).catch((error: Error) =>
   fail(`${error.message}; see var/log/`),
 );
 
+// The demo users' console passwords: the console seed needs delivery-api running to find them.
+const consoleEnv = SERVICES.find((spec) => spec.name === "console")?.links?.(basePort, env) ?? {};
+const consoleSeed = spawnSync(
+  process.execPath,
+  [path.join(root, "services/console/dist/src/seed/seed-command.js"), ...seeded.accounts.map((a) => a.email)],
+  {
+    env: {
+      ...process.env,
+      ...env,
+      ...consoleEnv,
+      // biome-ignore lint/suspicious/noUndeclaredEnvVars: npm start's own setting, read by no turbo task
+      DEMO_SEED_SECRET: process.env.DEMO_SEED_SECRET || persistentSecret(path.join(varDir, "demo-seed-secret"), 32),
+    },
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  },
+);
+if (consoleSeed.status !== 0) {
+  await system.stop();
+  fail("the console's demo seed failed (its error is above)");
+}
+const consoleUsers = JSON.parse(consoleSeed.stdout) as Array<{ email: string; password: string }>;
+
 const demo = {
   api_url: system.url("delivery-api"),
+  console_url: consoleEnv.CONSOLE_PUBLIC_URL,
   geo_url: system.url("geo-ingest"),
   // delivery-api's internal listener: the only address serving the operator API (/ops/v1).
   ops_url: system.opsUrl,
   ops_token: opsToken,
-  accounts: seeded.accounts,
+  accounts: seeded.accounts.map((account) => ({
+    ...account,
+    console_user: consoleUsers.find((user) => user.email.toLowerCase() === account.email.toLowerCase()),
+  })),
   vehicles: seeded.vehicles,
 };
 // It holds the operator token and the demo accounts' tokens: owner-only, like var/ops-token.
@@ -66,6 +94,9 @@ for (const service of system.services) {
   process.stdout.write(`  ${service.spec.name.padEnd(20)} ${service.url}  (ready: ${service.url}/readyz)\n`);
 }
 process.stdout.write(`  ${"operator API".padEnd(20)} ${system.opsUrl}/ops/v1  (internal listener)\n`);
+process.stdout.write(
+  `\nConsole: ${demo.console_url} (demo users and passwords: var/demo.json, accounts[].console_user)\n`,
+);
 process.stdout.write(`\nDemo credentials: var/demo.json. Operator CLI: npm run ops -- help\nPress Ctrl-C to stop.\n`);
 
 let stopping = false;

@@ -1,5 +1,5 @@
 /**
- * The whole system as separate processes: migrations first, then the four services from their
+ * The whole system as separate processes: migrations first, then the five services from their
  * builds, each on its own port, waited for until /readyz answers 200. Used by `npm start` and by
  * the e2e suite, so both boot the system the same way.
  */
@@ -11,21 +11,36 @@ import { fileURLToPath } from "node:url";
 export const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
 export interface ServiceSpec {
-  name: "delivery-api" | "geo-ingest" | "pricing" | "webhook-dispatcher";
+  name: "delivery-api" | "geo-ingest" | "pricing" | "webhook-dispatcher" | "console";
   /** Port offset from the base port. */
   offset: number;
   /** The variable and port offset of the service's internal (operator) listener, when it has one. */
   internal?: { variable: string; offset: number };
+  /** Variables the service gets from the system's ports and shared environment (where the others are). */
+  links?: (basePort: number, env: Record<string, string>) => Record<string, string>;
 }
 
-/** Ports the system takes from its base port: one per service, then delivery-api's internal one. */
-export const PORTS_PER_SYSTEM = 5;
+/** Ports the system takes from its base port: one per service and one per internal listener. */
+export const PORTS_PER_SYSTEM = 7;
 
 export const SERVICES: ServiceSpec[] = [
   { name: "delivery-api", offset: 0, internal: { variable: "API_OPS_PORT", offset: 4 } },
   { name: "geo-ingest", offset: 1 },
   { name: "pricing", offset: 2 },
   { name: "webhook-dispatcher", offset: 3 },
+  {
+    name: "console",
+    offset: 5,
+    internal: { variable: "CONSOLE_OPS_PORT", offset: 6 },
+    links: (basePort, env) => ({
+      CONSOLE_PUBLIC_URL: `http://localhost:${basePort + 5}`,
+      CONSOLE_API_URL: `http://127.0.0.1:${basePort}`,
+      CONSOLE_OPS_URL: `http://127.0.0.1:${basePort + 4}`,
+      CONSOLE_OPS_TOKEN: env.API_OPS_TOKEN ?? "",
+      // Local runs and tests are plain http: the cookies cannot be Secure there.
+      CONSOLE_INSECURE_HTTP_FOR_LOCAL_DEV: "true",
+    }),
+  },
 ];
 
 export interface SystemOptions {
@@ -87,6 +102,7 @@ export function startService(spec: ServiceSpec, options: SystemOptions): Running
       PORT: String(port),
       HOST: "127.0.0.1",
       ...(spec.internal ? { [spec.internal.variable]: String(internalPort) } : {}),
+      ...spec.links?.(options.basePort, options.env),
     },
     stdio,
   });
@@ -103,7 +119,7 @@ export function startService(spec: ServiceSpec, options: SystemOptions): Running
   return { spec, url: `http://127.0.0.1:${port}`, internalUrl, child, exited };
 }
 
-/** Starts the four services and waits until each answers /readyz with 200. */
+/** Starts the five services and waits until each answers /readyz with 200. */
 export async function startSystem(options: SystemOptions): Promise<RunningSystem> {
   const services = SERVICES.map((spec) => startService(spec, options));
   const system: RunningSystem = {

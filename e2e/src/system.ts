@@ -60,6 +60,7 @@ export async function bootSystemUnderTest(
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
     API_OPS_TOKEN: OPS_TOKEN,
     WEBHOOKS_SECRET_KEY: "e2e-webhooks-secret-key-0123456789abcdef",
+    CONSOLE_SECRET_KEY: "e2e-console-secret-key-0123456789abcdef",
     // The receivers of the tests listen on loopback, which webhooks may reach only when allowed.
     WEBHOOKS_ALLOWED_HOSTS: "127.0.0.0/8,::1",
     // tracking_url and media URLs point at this delivery-api (the first port of the range).

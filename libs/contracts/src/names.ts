@@ -12,6 +12,7 @@ export const SERVICE_NAMES = {
   geoIngest: "geo-ingest",
   pricing: "pricing",
   webhookDispatcher: "webhook-dispatcher",
+  console: "console",
 } as const;
 export type ServiceName = (typeof SERVICE_NAMES)[keyof typeof SERVICE_NAMES];
 

@@ -103,6 +103,19 @@ export function busUse(namespace = ""): Record<ServiceName, BusUse> {
       readsBuckets: [],
       writesBuckets: [],
     },
+    // The console talks to delivery-api over HTTP; on the bus it only boots (the topology check)
+    // and answers its readiness probe.
+    [SERVICE_NAMES.console]: {
+      owns: [],
+      publishes: [],
+      requests: [],
+      subscribes: [],
+      serves: [],
+      durables: [],
+      readsStreams: [],
+      readsBuckets: [],
+      writesBuckets: [],
+    },
   };
 }
 

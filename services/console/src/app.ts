@@ -1,0 +1,91 @@
+/**
+ * Builds the console from its dependencies; never listens (main.ts does, tests use inject).
+ * A backend-for-frontend: it serves the built pages, holds the people's credentials and
+ * sessions (/api), forwards the client API as the signed-in user (/api/v2), and has operator
+ * routes (/ops/console/v1: invitations) on its internal listener only.
+ */
+import { SERVICE_NAMES } from "@dos/contracts";
+import { type BuiltService, bearerAuthHook, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import fastifyCookie from "@fastify/cookie";
+import type { Kysely } from "kysely";
+import { clientApiRoutes } from "./client-api/client-api.routes.ts";
+import type { Config } from "./config.ts";
+import type { DB } from "./db/database.ts";
+import { createOpsClient } from "./delivery-api/ops-client.ts";
+import { mailerFromConfig } from "./mail/mailer.ts";
+import { peopleOpsRoutes, peopleRoutes } from "./people/people.routes.ts";
+import { createPeople } from "./people/people.service.ts";
+import { createSealer } from "./secrets.ts";
+import { cookieNames, csrfGuard } from "./sessions/cookies.ts";
+import { sessionRoutes } from "./sessions/sessions.routes.ts";
+import { createSessions } from "./sessions/sessions.service.ts";
+import { pagesRoutes } from "./web/pages.routes.ts";
+
+/** The BFF takes small JSON bodies only (a delivery with its packages is a few kilobytes). */
+const BODY_LIMIT = 64 * 1024;
+
+export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
+  const { config, logger } = deps;
+  const db = deps.database.db as Kysely<DB>;
+  const { app } = createHttpApp({
+    service: SERVICE_NAMES.console,
+    logger,
+    lifecycle: deps.lifecycle,
+    timeouts: config,
+    trustedProxies: config.TRUSTED_PROXIES,
+    checks: { postgres: deps.database.check, nats: deps.nats.check },
+    bodyLimit: BODY_LIMIT,
+    internalPrefix: "/ops",
+  });
+  await app.register(fastifyCookie);
+
+  const ops = createOpsClient({
+    baseUrl: config.CONSOLE_OPS_URL,
+    token: config.CONSOLE_OPS_TOKEN,
+    timeoutMs: config.CONSOLE_API_TIMEOUT_MS,
+  });
+  const cookies = cookieNames(config.CONSOLE_INSECURE_HTTP_FOR_LOCAL_DEV);
+  const sessions = createSessions({
+    db,
+    ops,
+    sealer: createSealer(config.CONSOLE_SECRET_KEY),
+    config,
+    logger: logger.child({ component: "sessions" }),
+  });
+  const people = createPeople({ db, ops, mailer: mailerFromConfig(config, logger), config });
+  const routeOptions = { sessions, people, ops, cookies };
+
+  await app.register(
+    async (api) => {
+      api.addHook("onRequest", csrfGuard(cookies));
+      await api.register(sessionRoutes, routeOptions);
+      await api.register(peopleRoutes, routeOptions);
+      await api.register(clientApiRoutes, {
+        apiUrl: config.CONSOLE_API_URL,
+        timeoutMs: config.CONSOLE_API_TIMEOUT_MS,
+        sessions,
+        cookies,
+      });
+    },
+    { prefix: "/api" },
+  );
+  await app.register(
+    async (opsApp) => {
+      opsApp.addHook("onRequest", bearerAuthHook(config.CONSOLE_OPS_TOKEN));
+      await opsApp.register(peopleOpsRoutes, { people });
+    },
+    { prefix: "/ops/console/v1" },
+  );
+  await app.register(pagesRoutes);
+
+  return {
+    app,
+    internalPort: config.CONSOLE_OPS_PORT,
+    async start() {
+      sessions.startSweeping();
+    },
+    async stop() {
+      await sessions.stopSweeping();
+    },
+  };
+}

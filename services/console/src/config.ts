@@ -1,0 +1,82 @@
+/** The console's configuration, validated at boot (see the README's configuration table). */
+import { commonConfig } from "@dos/service-kit";
+import { type Static, Type } from "@sinclair/typebox";
+
+/** Prefix of the variables only the console reads; an unknown one stops the boot. */
+export const CONFIG_PREFIX = "CONSOLE_";
+
+const Url = (description: string) => Type.String({ pattern: "^https?://[^\\s]+$", description });
+const Minutes = (fallback: number, max: number, description: string) =>
+  Type.Integer({ default: fallback, minimum: 1, maximum: max, description });
+
+export const configSchema = Type.Object({
+  ...commonConfig,
+  PORT: Type.Integer({ default: 3005, minimum: 0, maximum: 65535, description: "HTTP port (pages, BFF, health)." }),
+  CONSOLE_OPS_PORT: Type.Integer({
+    default: 3006,
+    minimum: 0,
+    maximum: 65535,
+    description: "Internal listener of the console's operator routes (/ops: invitations); never exposed publicly.",
+  }),
+  CONSOLE_PUBLIC_URL: Url("Public base URL of the console, used in the links e-mailed (invitations, resets)."),
+  CONSOLE_API_URL: Url("delivery-api's client API base URL (without /api/v2), called as the signed-in user."),
+  CONSOLE_OPS_URL: Url("delivery-api's internal listener base URL (without /ops/v1): the operator API."),
+  CONSOLE_OPS_TOKEN: Type.String({
+    minLength: 24,
+    description:
+      "Operator token: sent to delivery-api's operator API, and required by the console's own operator routes.",
+  }),
+  CONSOLE_SECRET_KEY: Type.String({
+    minLength: 32,
+    description: "At least 32 characters; seals (AES-256-GCM) the API token each session calls delivery-api with.",
+  }),
+  CONSOLE_INSECURE_HTTP_FOR_LOCAL_DEV: Type.Boolean({
+    default: false,
+    description:
+      "Local development and tests only: cookies without Secure and without the __Host- prefix, so that plain http://localhost works. Never in production.",
+  }),
+  CONSOLE_SESSION_IDLE_MINUTES: Minutes(30, 24 * 60, "A session unused this long ends."),
+  CONSOLE_SESSION_MAX_MINUTES: Minutes(12 * 60, 30 * 24 * 60, "A session ends this long after sign-in, used or not."),
+  CONSOLE_INVITATION_TTL_MINUTES: Minutes(72 * 60, 30 * 24 * 60, "How long an invitation link can be used."),
+  CONSOLE_RESET_TTL_MINUTES: Minutes(30, 24 * 60, "How long a password-reset link can be used."),
+  CONSOLE_SIGN_IN_FAILURES_PER_EMAIL: Type.Integer({
+    default: 5,
+    minimum: 1,
+    maximum: 1000,
+    description: "Wrong passwords per e-mail within the window; the next attempt is refused (429) until it passes.",
+  }),
+  CONSOLE_SIGN_IN_FAILURES_PER_ADDRESS: Type.Integer({
+    default: 20,
+    minimum: 1,
+    maximum: 100_000,
+    description: "Failed sign-ins per client address (many people may share one) within the window.",
+  }),
+  CONSOLE_SIGN_IN_WINDOW_SECONDS: Type.Integer({
+    default: 60,
+    minimum: 1,
+    maximum: 86_400,
+    description: "The window of the two limits above.",
+  }),
+  CONSOLE_MAIL_ADAPTER: Type.Union([Type.Literal("log"), Type.Literal("smtp")], {
+    default: "log",
+    description: "How e-mails leave: log (written to the log, links included: development and tests) or smtp.",
+  }),
+  CONSOLE_SMTP_URL: Type.Optional(
+    Type.String({
+      pattern: "^smtps?://",
+      description: "SMTP server, smtp://user:password@host:587 (STARTTLS) or smtps://...:465, with the smtp adapter.",
+    }),
+  ),
+  CONSOLE_MAIL_FROM: Type.String({
+    default: "Delivery console <no-reply@localhost>",
+    maxLength: 200,
+    description: "Sender of the console's e-mails.",
+  }),
+  CONSOLE_API_TIMEOUT_MS: Type.Integer({
+    default: 10_000,
+    minimum: 100,
+    maximum: 120_000,
+    description: "Longest wait for an answer of delivery-api.",
+  }),
+});
+export type Config = Static<typeof configSchema>;

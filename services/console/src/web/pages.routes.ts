@@ -1,0 +1,37 @@
+/**
+ * The built pages (dist/web, made by `npm run build`): hashed assets cached for good, and the
+ * app's page (index.html) for any other GET path that is not the BFF's, so that a deep link
+ * (/deliveries/42) opens the app, which routes it, shows its not-found page included.
+ */
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import fastifyStatic from "@fastify/static";
+import type { FastifyInstance } from "fastify";
+
+/** dist/web beside dist/src when running the build; the package's dist/web when running sources (tests). */
+export const WEB_ROOT = fileURLToPath(
+  new URL(import.meta.url.includes("/dist/src/") ? "../../web/" : "../../dist/web/", import.meta.url),
+);
+
+const NOT_PAGES = /^\/(api|ops|livez|readyz|metrics)(\/|$|\?)/;
+
+export async function pagesRoutes(app: FastifyInstance, options: { root?: string } = {}) {
+  const root = options.root ?? WEB_ROOT;
+  if (!existsSync(`${root}/index.html`)) {
+    throw new Error(`the console's pages are not built (${root}index.html is missing): run npm run build`);
+  }
+  await app.register(fastifyStatic, {
+    root,
+    wildcard: false,
+    index: false,
+    setHeaders(reply, path) {
+      reply.header("cache-control", path.includes("/assets/") ? "public, max-age=31536000, immutable" : "no-cache");
+    },
+  });
+  app.get("/*", async (request, reply) => {
+    if (NOT_PAGES.test(request.url)) {
+      return reply.code(404).send({ errors: [`route GET ${request.url.split("?")[0]} not found`] });
+    }
+    return reply.header("cache-control", "no-cache").sendFile("index.html");
+  });
+}

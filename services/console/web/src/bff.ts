@@ -1,0 +1,59 @@
+/**
+ * Calls to the console's own backend (/api): the session, sign-in and password routes. Every
+ * change carries the CSRF token the backend handed out with the session (X-CSRF-Token).
+ */
+
+export interface SignedInUser {
+  email: string;
+  account: { id: number; company_name: string; environment: "production" | "test" };
+}
+
+export interface SessionState {
+  signed_in: boolean;
+  csrf_token: string;
+  user: SignedInUser | null;
+}
+
+/** An answer in the error shape, with the status it came with. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly errors: string[];
+  constructor(status: number, errors: string[]) {
+    super(errors.join("; "));
+    this.status = status;
+    this.errors = errors;
+  }
+}
+
+let csrf = "";
+
+export const csrfHeader = (): Record<string, string> => ({ "x-csrf-token": csrf });
+
+async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (method !== "GET") Object.assign(headers, csrfHeader());
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const response = await fetch(`/api${path}`, {
+    method,
+    headers,
+    body: body === undefined ? undefined : JSON.stringify(body),
+    credentials: "same-origin",
+  });
+  const text = await response.text();
+  const data = text ? JSON.parse(text) : undefined;
+  if (!response.ok) throw new ApiError(response.status, data?.errors ?? [`the console answered ${response.status}`]);
+  if (data && typeof data === "object" && "csrf_token" in data) csrf = (data as SessionState).csrf_token;
+  return data as T;
+}
+
+export const bff = {
+  session: () => call<SessionState>("GET", "/session"),
+  signIn: (email: string, password: string) => call<SessionState>("POST", "/session", { email, password }),
+  signOut: () => call<void>("DELETE", "/session"),
+  signOutEverywhere: () => call<void>("DELETE", "/sessions"),
+  acceptInvitation: (token: string, password: string) =>
+    call<SessionState>("POST", "/invitations/accept", { token, password }),
+  requestReset: (email: string) => call<{ sent: string }>("POST", "/password-resets", { email }),
+  completeReset: (token: string, password: string) =>
+    call<SessionState>("POST", "/password-resets/complete", { token, password }),
+};
