@@ -1,0 +1,109 @@
+/**
+ * A shop's day in the console, in real Chromium, as far as the console goes today: accept the
+ * invitation and set a password, sign in, sign out; the refusals a person meets (a used link,
+ * a page that does not exist). Every page is checked (axe-core, keyboard) and photographed.
+ */
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { after, before, describe, test } from "node:test";
+import { launchChromium } from "@dos/service-kit/testing-browser";
+import type { Browser, Page } from "playwright-core";
+import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
+import { checkPage, SCREENSHOTS, screenshot } from "./page-checks.ts";
+
+let bed: ConsoleBed;
+let browser: Browser;
+before(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  bed = await startConsoleBed();
+  browser = await launchChromium();
+});
+after(async () => {
+  await browser?.close();
+  await bed?.close();
+});
+
+const PASSWORD = "a long and memorable pass phrase";
+
+/** A page that records anything loaded from elsewhere than the console, and any script error. */
+async function newPage(): Promise<{ page: Page; foreign: string[]; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 700 } });
+  const page = await context.newPage();
+  const foreign: string[] = [];
+  const errors: string[] = [];
+  page.on("request", (request) => {
+    if (!request.url().startsWith(bed.pageUrl)) foreign.push(request.url());
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  return { page, foreign, errors };
+}
+
+describe("a new person's first day", () => {
+  test("accept the invitation, set a password, see the account, sign out, sign in again", async () => {
+    const user = await bed.newAccountUser("test");
+    await bed.invite(user.email);
+    const link = await bed.lastLinkTo(user.email);
+    const { page, foreign, errors } = await newPage();
+
+    await page.goto(link);
+    await page.getByRole("heading", { name: "Welcome" }).waitFor();
+    await checkPage(page, "invitation");
+    await screenshot(page, "invitation");
+    await page.getByLabel("New password (12 characters or more)").fill("short");
+    await page.getByLabel("New password again").fill("short");
+    await page.getByRole("button", { name: "Set password and sign in" }).click();
+    await page.getByRole("alert").getByText("password must be at least 12 characters").waitFor();
+    await page.getByLabel("New password (12 characters or more)").fill(PASSWORD);
+    await page.getByLabel("New password again").fill(PASSWORD);
+    await page.getByRole("button", { name: "Set password and sign in" }).click();
+
+    await page.getByRole("heading", { name: /Fleurs/ }).waitFor();
+    await page.getByRole("status").getByText("Test account").waitFor();
+    await checkPage(page, "account");
+    await screenshot(page, "account");
+
+    await page.getByRole("button", { name: "Sign out", exact: true }).click();
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await page.getByLabel("E-mail").fill(user.email);
+    await page.getByLabel("Password").fill("not the password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").getByText("e-mail or password is wrong").waitFor();
+    await checkPage(page, "sign-in");
+    await screenshot(page, "sign-in");
+    await page.getByLabel("Password").fill(PASSWORD);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: /Fleurs/ }).waitFor();
+
+    // The used invitation link is refused in the page, not only by the API.
+    await page.goto(link);
+    await page.getByLabel("New password (12 characters or more)").fill(PASSWORD);
+    await page.getByLabel("New password again").fill(PASSWORD);
+    await page.getByRole("button", { name: "Set password and sign in" }).click();
+    await page.getByRole("alert").getByText("invitation link has expired or was already used").waitFor();
+
+    assert.deepEqual(foreign, [], "nothing loaded from anywhere but the console");
+    assert.deepEqual(errors, [], "no script error (a CSP refusal included)");
+    await page.context().close();
+  });
+
+  test("a page that does not exist is the not-found page; a signed-out visit goes to sign-in", async () => {
+    const { page } = await newPage();
+    await page.goto(`${bed.pageUrl}/`);
+    await page.getByRole("heading", { name: "Sign in" }).waitFor();
+    await page.goto(`${bed.pageUrl}/no/such/page`);
+    await page.getByRole("heading", { name: "Page not found" }).waitFor();
+    await checkPage(page, "not found");
+    await page.context().close();
+  });
+
+  test("forgot password: the reset page answers the same for anyone", async () => {
+    const { page } = await newPage();
+    await page.goto(`${bed.pageUrl}/sign-in`);
+    await page.getByRole("link", { name: "Forgot your password?" }).click();
+    await page.getByLabel("E-mail").fill("nobody@shop.example");
+    await page.getByRole("button", { name: "Send a reset link" }).click();
+    await page.getByRole("status").getByText("if this e-mail has a console account").waitFor();
+    await checkPage(page, "password reset");
+    await page.context().close();
+  });
+});
