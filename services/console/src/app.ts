@@ -8,6 +8,7 @@ import { SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, bearerAuthHook, createHttpApp, type ServiceDeps } from "@dos/service-kit";
 import fastifyCookie from "@fastify/cookie";
 import type { Kysely } from "kysely";
+import { accountRoutes } from "./account/account.routes.ts";
 import { clientApiRoutes } from "./client-api/client-api.routes.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
@@ -60,6 +61,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       api.addHook("onRequest", csrfGuard(cookies));
       await api.register(sessionRoutes, routeOptions);
       await api.register(peopleRoutes, routeOptions);
+      await api.register(accountRoutes, { db, ops, sessions, cookies });
       await api.register(clientApiRoutes, {
         apiUrl: config.CONSOLE_API_URL,
         timeoutMs: config.CONSOLE_API_TIMEOUT_MS,

@@ -59,8 +59,23 @@ describe("a new person's first day", () => {
 
     await page.getByRole("heading", { name: /Fleurs/ }).waitFor();
     await page.getByRole("status").getByText("Test account").waitFor();
+
+    // A token, shown once, used at once from a plain HTTP client against the client API.
+    await page.getByRole("button", { name: "Create a token" }).click();
+    const token = (await page.getByTestId("new-token").textContent()) ?? "";
+    assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+    await page.getByRole("button", { name: `Revoke token ${token.slice(0, 4)}…` }).waitFor();
+    const api = `${bed.system.url("delivery-api")}/api/v2/deliveries`;
+    const asIntegrator = { "x-user-email": user.email, "x-user-token": token };
+    assert.equal((await fetch(api, { headers: asIntegrator })).status, 200);
     await checkPage(page, "account");
     await screenshot(page, "account");
+    await page.reload();
+    await page.getByRole("heading", { name: "API tokens" }).waitFor();
+    assert.equal(await page.getByTestId("new-token").count(), 0, "the token is shown once");
+    await page.getByRole("button", { name: `Revoke token ${token.slice(0, 4)}…` }).click();
+    await page.getByText("No token yet.").waitFor();
+    assert.equal((await fetch(api, { headers: asIntegrator })).status, 401, "a revoked token is refused");
 
     await page.getByRole("button", { name: "Sign out", exact: true }).click();
     await page.getByRole("heading", { name: "Sign in" }).waitFor();

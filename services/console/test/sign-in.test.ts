@@ -249,6 +249,50 @@ describe("sessions", () => {
   });
 });
 
+describe("the account's API tokens", () => {
+  test("only the person's own tokens are listed and revocable; the session's own token is neither", async () => {
+    const { user, browser } = await signedInUser();
+    assert.deepEqual((await browser.call("GET", "/api/tokens")).body, [], "the session's token is not listed");
+    const created = await browser.call("POST", "/api/tokens");
+    assert.equal(created.status, 201);
+    assert.equal(created.headers.get("cache-control"), "no-store");
+    assert.match(created.body.token, /^[A-Za-z0-9_-]{43}$/);
+    const listed = await browser.call("GET", "/api/tokens");
+    assert.deepEqual(
+      listed.body.map((t: { id: number; hint: string }) => [t.id, t.hint]),
+      [[created.body.id, created.body.token.slice(0, 4)]],
+    );
+    const all = await bed.ops<Array<{ id: number }>>("GET", `/accounts/${user.accountId}/users/${user.userId}/tokens`);
+    const sessionToken = all.body.find((t) => t.id !== created.body.id);
+    assert.ok(sessionToken);
+    const theSessions = await browser.call("DELETE", `/api/tokens/${sessionToken.id}`);
+    assert.deepEqual([theSessions.status, theSessions.body], [404, { errors: [`token ${sessionToken.id} not found`] }]);
+    const other = await bed.newAccountUser();
+    const foreign = await bed.ops<{ id: number }>("POST", `/accounts/${other.accountId}/users/${other.userId}/tokens`);
+    assert.equal((await browser.call("DELETE", `/api/tokens/${foreign.body.id}`)).status, 404);
+    assert.equal((await browser.call("DELETE", "/api/tokens/not-a-number")).status, 404);
+    assert.equal((await browser.call("DELETE", `/api/tokens/${created.body.id}`)).status, 204);
+    assert.deepEqual((await browser.call("GET", "/api/tokens")).body, []);
+    assert.equal((await browser.open()).body.signed_in, true, "the session still works");
+  });
+
+  test("the account page's data is the session's account", async () => {
+    const { user, browser } = await signedInUser();
+    const account = await browser.call("GET", "/api/account");
+    assert.equal(account.status, 200);
+    assert.deepEqual(account.body, {
+      company_name: account.body.company_name,
+      environment: "production",
+      default_place: null,
+      saved_addresses: [],
+      zones: [],
+    });
+    assert.match(account.body.company_name, /^Fleurs/);
+    assert.equal((await new Browser(bed.url).call("GET", "/api/account")).status, 401);
+    assert.ok(user.accountId);
+  });
+});
+
 describe("sign-in throttling", () => {
   test("the sixth wrong password in a minute is refused with 429 before any check, even a right one", async () => {
     const { user } = await signedInUser();

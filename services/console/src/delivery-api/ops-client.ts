@@ -2,10 +2,13 @@
  * The calls the console makes to delivery-api's operator API (/ops/v1): finding a user by
  * e-mail, reading the account, minting and revoking the API token a session calls the client
  * API with. Always for one account, the session's or the invited user's: nothing here lists or
- * touches another. The operator API has no OpenAPI document yet (it is being added on another
- * branch); until it lands, the few answer fields used here are declared below, and only those.
+ * touches another. Paths, parameters and bodies are typed by the client generated from the
+ * operator API's OpenAPI document (@dos/api-types/ops-v1); that document declares no answer
+ * bodies yet, so the few answer fields read here are declared below, and only those.
  */
+import type { paths } from "@dos/api-types/ops-v1";
 import { HttpError, unavailable } from "@dos/service-kit";
+import createClient from "openapi-fetch";
 
 export interface OpsUser {
   id: number;
@@ -20,58 +23,124 @@ export interface OpsAccount {
   environment: "production" | "test";
 }
 
-export interface MintedToken {
+export interface OpsToken {
   id: number;
+  hint: string;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface MintedToken extends OpsToken {
   token: string;
+}
+
+/** A place as the operator API shows it (default place, saved addresses); shown, not interpreted. */
+export type OpsPlace = Record<string, string | number | null> & { id: number; address: string };
+
+export interface OpsZone {
+  postal_code: string;
 }
 
 export interface OpsClient {
   findUserByEmail(email: string): Promise<OpsUser | undefined>;
   getAccount(accountId: number): Promise<OpsAccount>;
+  /** The account's default place; null when it has none. */
+  getDefaultPlace(accountId: number): Promise<OpsPlace | null>;
+  listAddresses(accountId: number): Promise<OpsPlace[]>;
+  listZones(accountId: number): Promise<OpsZone[]>;
+  listTokens(accountId: number, userId: number): Promise<OpsToken[]>;
   createToken(accountId: number, userId: number): Promise<MintedToken>;
   /** Revokes a token; one already revoked or gone counts as done. */
   revokeToken(accountId: number, userId: number, tokenId: number): Promise<void>;
 }
 
 export function createOpsClient(options: { baseUrl: string; token: string; timeoutMs: number }): OpsClient {
-  const call = async <T>(method: string, path: string): Promise<{ status: number; body: T }> => {
-    let response: Response;
+  const client = createClient<paths>({
+    baseUrl: options.baseUrl,
+    headers: { authorization: `Bearer ${options.token}`, accept: "application/json" },
+    redirect: "error",
+  });
+
+  /** One call: its status and body; a dependency failure (no answer, 5xx, 401) is the console's 503. */
+  const call = async <T>(
+    send: (signal: AbortSignal) => Promise<{ response: Response; data?: unknown; error?: unknown }>,
+  ) => {
+    let answer: Awaited<ReturnType<typeof send>>;
     try {
-      response = await fetch(`${options.baseUrl}/ops/v1${path}`, {
-        method,
-        headers: { authorization: `Bearer ${options.token}`, accept: "application/json" },
-        signal: AbortSignal.timeout(options.timeoutMs),
-        redirect: "error",
-      });
+      answer = await send(AbortSignal.timeout(options.timeoutMs));
     } catch {
       throw unavailable("delivery-api is not answering, retry later");
     }
-    const body = (await response.json().catch(() => null)) as T;
-    if (response.status >= 500 || response.status === 401) {
-      // A 401 here is the console's misconfiguration (CONSOLE_OPS_TOKEN), never the user's doing.
-      throw unavailable("delivery-api is not answering, retry later");
-    }
-    return { status: response.status, body };
+    const { status } = answer.response;
+    // A 401 here is the console's misconfiguration (CONSOLE_OPS_TOKEN), never the user's doing.
+    if (status >= 500 || status === 401) throw unavailable("delivery-api is not answering, retry later");
+    return { status, body: (answer.data ?? answer.error) as T };
   };
   const expect = <T>(answer: { status: number; body: T }, ok: number, what: string): T => {
     if (answer.status === ok) return answer.body;
     if (answer.status === 404) throw new HttpError(404, `${what} not found`);
     throw unavailable(`delivery-api refused the console's request for ${what} (${answer.status})`);
   };
+  const account = (accountId: number) => ({ accountId: String(accountId) });
+  const user = (accountId: number, userId: number) => ({ ...account(accountId), userId: String(userId) });
+
   return {
     async findUserByEmail(email) {
-      const answer = await call<OpsUser[]>("GET", `/users?email=${encodeURIComponent(email)}`);
+      const answer = await call<OpsUser[]>((signal) =>
+        client.GET("/ops/v1/users", { params: { query: { email } }, signal }),
+      );
       if (answer.status === 422) return undefined;
       return expect(answer, 200, "user")[0];
     },
     async getAccount(accountId) {
-      return expect(await call<OpsAccount>("GET", `/accounts/${accountId}`), 200, "account");
+      const answer = await call<OpsAccount>((signal) =>
+        client.GET("/ops/v1/accounts/{accountId}", { params: { path: account(accountId) }, signal }),
+      );
+      return expect(answer, 200, "account");
+    },
+    async getDefaultPlace(accountId) {
+      const answer = await call<OpsPlace>((signal) =>
+        client.GET("/ops/v1/accounts/{accountId}/default_place", { params: { path: account(accountId) }, signal }),
+      );
+      return answer.status === 404 ? null : expect(answer, 200, "account");
+    },
+    async listAddresses(accountId) {
+      const answer = await call<OpsPlace[]>((signal) =>
+        client.GET("/ops/v1/accounts/{accountId}/addresses", { params: { path: account(accountId) }, signal }),
+      );
+      return expect(answer, 200, "account");
+    },
+    async listZones(accountId) {
+      const answer = await call<OpsZone[]>((signal) =>
+        client.GET("/ops/v1/accounts/{accountId}/zones", { params: { path: account(accountId) }, signal }),
+      );
+      return expect(answer, 200, "account");
+    },
+    async listTokens(accountId, userId) {
+      const answer = await call<OpsToken[]>((signal) =>
+        client.GET("/ops/v1/accounts/{accountId}/users/{userId}/tokens", {
+          params: { path: user(accountId, userId) },
+          signal,
+        }),
+      );
+      return expect(answer, 200, "user");
     },
     async createToken(accountId, userId) {
-      return expect(await call<MintedToken>("POST", `/accounts/${accountId}/users/${userId}/tokens`), 201, "user");
+      const answer = await call<MintedToken>((signal) =>
+        client.POST("/ops/v1/accounts/{accountId}/users/{userId}/tokens", {
+          params: { path: user(accountId, userId) },
+          signal,
+        }),
+      );
+      return expect(answer, 201, "user");
     },
     async revokeToken(accountId, userId, tokenId) {
-      const answer = await call("DELETE", `/accounts/${accountId}/users/${userId}/tokens/${tokenId}`);
+      const answer = await call((signal) =>
+        client.DELETE("/ops/v1/accounts/{accountId}/users/{userId}/tokens/{tokenId}", {
+          params: { path: { ...user(accountId, userId), tokenId: String(tokenId) } },
+          signal,
+        }),
+      );
       if (answer.status !== 200 && answer.status !== 404) expect(answer, 200, "token");
     },
   };

@@ -46,7 +46,25 @@ async function call<T>(method: string, path: string, body?: unknown): Promise<T>
   return data as T;
 }
 
+export interface AccountView {
+  company_name: string;
+  environment: "production" | "test";
+  default_place: Record<string, string | number | null> | null;
+  saved_addresses: Array<Record<string, string | number | null>>;
+  zones: string[];
+}
+
+export interface TokenView {
+  id: number;
+  hint: string;
+  created_at: string;
+}
+
 export const bff = {
+  account: () => call<AccountView>("GET", "/account"),
+  tokens: () => call<TokenView[]>("GET", "/tokens"),
+  createToken: () => call<TokenView & { token: string }>("POST", "/tokens"),
+  revokeToken: (id: number) => call<void>("DELETE", `/tokens/${id}`),
   session: () => call<SessionState>("GET", "/session"),
   signIn: (email: string, password: string) => call<SessionState>("POST", "/session", { email, password }),
   signOut: () => call<void>("DELETE", "/session"),

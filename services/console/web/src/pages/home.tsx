@@ -1,20 +1,145 @@
-/** The signed-in person's first page: who they are, which account, which environment. */
-import { useQuery } from "@tanstack/react-query";
+/**
+ * The account page, the spec's "API section": company, environment, default place, zones, saved
+ * addresses, package types, and the person's API tokens (create, shown once with a copy
+ * button; revoke).
+ */
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useState } from "react";
+import { bff, type TokenView } from "../bff.ts";
+import { clientApi } from "../client-api.ts";
 import { sessionQuery } from "../router.tsx";
 
+const when = (timestamp: string) => new Date(timestamp).toLocaleString("en-GB", { timeZone: "UTC" }) + " UTC";
+
+function placeLine(place: Record<string, string | number | null>) {
+  return [place.label, place.address, place.postal_code, place.city].filter(Boolean).join(", ");
+}
+
 export function HomePage() {
-  const { data } = useQuery(sessionQuery);
-  const user = data?.user;
-  if (!user) return null;
+  const { data: session } = useQuery(sessionQuery);
+  const account = useQuery({ queryKey: ["account"], queryFn: bff.account });
+  const packageTypes = useQuery({
+    queryKey: ["package_types"],
+    queryFn: async () => (await clientApi.GET("/api/v2/package_types")).data ?? [],
+  });
+  if (!session?.user) return null;
+  const data = account.data;
   return (
-    <section>
-      <h1>{user.account.company_name}</h1>
-      <dl className="facts">
-        <dt>Environment</dt>
-        <dd>{user.account.environment}</dd>
-        <dt>Signed in as</dt>
-        <dd>{user.email}</dd>
-      </dl>
+    <>
+      <h1>{session.user.account.company_name}</h1>
+      <section aria-labelledby="general">
+        <h2 id="general">General information</h2>
+        <dl className="facts">
+          <dt>Company</dt>
+          <dd>{data?.company_name ?? "…"}</dd>
+          <dt>Environment</dt>
+          <dd>{session.user.account.environment}</dd>
+          <dt>Signed in as</dt>
+          <dd>{session.user.email}</dd>
+          <dt>Default place</dt>
+          <dd>{data ? (data.default_place ? placeLine(data.default_place) : "none") : "…"}</dd>
+          <dt>Zones delivered</dt>
+          <dd>{data ? data.zones.join(", ") || "none" : "…"}</dd>
+        </dl>
+      </section>
+      <section aria-labelledby="addresses">
+        <h2 id="addresses">Saved addresses</h2>
+        {data && data.saved_addresses.length === 0 && <p>None.</p>}
+        <ul>
+          {data?.saved_addresses.map((address) => (
+            <li key={String(address.id)}>{placeLine(address)}</li>
+          ))}
+        </ul>
+      </section>
+      <section aria-labelledby="package-types">
+        <h2 id="package-types">Package types</h2>
+        {packageTypes.data?.length === 0 && <p>None.</p>}
+        <ul>
+          {packageTypes.data?.map((type) => (
+            <li key={type.id}>
+              {type.type} (id {type.id}, {type.weight} kg)
+            </li>
+          ))}
+        </ul>
+      </section>
+      <ApiTokens />
+    </>
+  );
+}
+
+function ApiTokens() {
+  const queryClient = useQueryClient();
+  const tokens = useQuery({ queryKey: ["tokens"], queryFn: bff.tokens });
+  const [created, setCreated] = useState<(TokenView & { token: string }) | null>(null);
+  const [copied, setCopied] = useState(false);
+  const create = useMutation({
+    mutationFn: bff.createToken,
+    onSuccess: async (token) => {
+      setCreated(token);
+      setCopied(false);
+      await queryClient.invalidateQueries({ queryKey: ["tokens"] });
+    },
+  });
+  const revoke = useMutation({
+    mutationFn: bff.revokeToken,
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["tokens"] }),
+  });
+  return (
+    <section aria-labelledby="api-tokens">
+      <h2 id="api-tokens">API tokens</h2>
+      <p>
+        Send your e-mail in <code>X-User-Email</code> and a token in <code>X-User-Token</code> with every request to the
+        API.
+      </p>
+      {created && (
+        <div className="created-token" role="status">
+          <p>Your new token, shown this once: copy it now.</p>
+          <code data-testid="new-token">{created.token}</code>{" "}
+          <button
+            type="button"
+            onClick={async () => {
+              await navigator.clipboard.writeText(created.token);
+              setCopied(true);
+            }}
+          >
+            {copied ? "Copied" : "Copy token"}
+          </button>
+        </div>
+      )}
+      <table>
+        <caption className="visually-hidden">Your API tokens</caption>
+        <thead>
+          <tr>
+            <th scope="col">Token</th>
+            <th scope="col">Created</th>
+            <th scope="col">Action</th>
+          </tr>
+        </thead>
+        <tbody>
+          {tokens.data?.map((token) => (
+            <tr key={token.id}>
+              <td>
+                <code>{token.hint}…</code>
+              </td>
+              <td>{when(token.created_at)}</td>
+              <td>
+                <button
+                  type="button"
+                  className="secondary"
+                  aria-label={`Revoke token ${token.hint}…`}
+                  onClick={() => revoke.mutate(token.id)}
+                >
+                  Revoke
+                </button>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {tokens.data?.length === 0 && <p>No token yet.</p>}
+      <button type="button" onClick={() => create.mutate()} disabled={create.isPending}>
+        Create a token
+      </button>
     </section>
   );
 }
