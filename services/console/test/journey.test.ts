@@ -8,6 +8,7 @@ import { mkdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { launchChromium } from "@dos/service-kit/testing-browser";
 import type { Browser, Page } from "playwright-core";
+import { clientHeaders, outboundDelivery, seedAccounts } from "../../../e2e/src/client.ts";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
 import { checkPage, SCREENSHOTS, screenshot } from "./page-checks.ts";
 
@@ -37,6 +38,93 @@ async function newPage(): Promise<{ page: Page; foreign: string[]; errors: strin
   page.on("pageerror", (error) => errors.push(error.message));
   return { page, foreign, errors };
 }
+
+/** A page signed in as a person of the account that owns this e-mail (invited, password set). */
+async function signedInPage(email: string) {
+  await bed.invite(email);
+  const link = await bed.lastLinkTo(email);
+  const opened = await newPage();
+  await opened.page.goto(link);
+  await opened.page.getByLabel("New password (12 characters or more)").fill(PASSWORD);
+  await opened.page.getByLabel("New password again").fill(PASSWORD);
+  await opened.page.getByRole("button", { name: "Set password and sign in" }).click();
+  await opened.page.getByRole("heading", { name: "API tokens" }).waitFor();
+  return opened;
+}
+
+/** A datetime-local input's value for a moment `hours` from now, in the browser's (UTC) zone. */
+const localInput = (hours: number) => new Date(Date.now() + hours * 3600_000).toISOString().slice(0, 16);
+
+describe("deliveries", () => {
+  test("create a delivery through the form, a 422 shown beside its field; then its page and the list", async () => {
+    const [shop, other] = seedAccounts(bed.system);
+    assert.ok(shop && other);
+    const { page, foreign, errors } = await signedInPage(shop.email);
+    await page.getByRole("link", { name: "Deliveries" }).click();
+    await page.getByRole("heading", { name: "Deliveries" }).waitFor();
+    await page.getByRole("link", { name: "New delivery" }).click();
+    await page.getByRole("heading", { name: "New delivery" }).waitFor();
+
+    await page.getByLabel("Client order reference").fill("CONSOLE-1");
+    await page.getByLabel("Name").fill("Jeanne Martin");
+    await page.getByLabel("Phone").fill("+33612345678");
+    await page.getByLabel("Address").fill("12 Rue de la Paix");
+    await page.getByLabel("Postal code").fill("99999");
+    await page.getByLabel("City").fill("Paris");
+    await page.getByLabel("From").fill(localInput(24));
+    await page.getByLabel("To").fill(localInput(26));
+    await page.getByRole("button", { name: "Create the delivery" }).click();
+    // The API's message, beside the field it names, and tied to it for assistive technology.
+    const postalCode = page.getByLabel("Postal code");
+    const described = page.locator(".field-error", {
+      hasText: "dropoff.place.postal_code 99999 is not in a delivered zone",
+    });
+    await described.waitFor();
+    assert.equal(await postalCode.getAttribute("aria-invalid"), "true");
+    assert.equal(await postalCode.getAttribute("aria-describedby"), await described.getAttribute("id"));
+    await checkPage(page, "new delivery (refused)");
+    await screenshot(page, "new-delivery");
+
+    await postalCode.fill(shop.postal_codes[0] as string);
+    await page.getByRole("button", { name: "Create the delivery" }).click();
+    await page.getByRole("heading", { name: /^Delivery #\d+$/ }).waitFor();
+    const id = Number((await page.getByRole("heading", { name: /^Delivery #/ }).textContent())?.replace(/\D/g, ""));
+    assert.ok(id > 0);
+    await page.getByText("CONSOLE-1").waitFor();
+    await checkPage(page, "delivery");
+    await screenshot(page, "delivery");
+
+    // The integrator sees the same delivery through the API, priced.
+    const api = bed.system.url("delivery-api");
+    const answer = await fetch(`${api}/api/v2/deliveries/${id}`, { headers: clientHeaders(shop) });
+    const seen = (await answer.json()) as { client_order_reference: string; status: string };
+    assert.equal(seen.client_order_reference, "CONSOLE-1");
+    assert.equal(await page.getByTestId("status").textContent(), seen.status);
+
+    await page.getByRole("link", { name: "Deliveries" }).click();
+    await page.getByLabel("Client order reference").fill("CONSOLE-1");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByRole("link", { name: `#${id}` }).waitFor();
+    await checkPage(page, "deliveries");
+    await screenshot(page, "deliveries");
+
+    // Another account's delivery, by its URL: the not-found page.
+    const foreignDelivery = await fetch(`${api}/api/v2/deliveries`, {
+      method: "POST",
+      headers: { ...clientHeaders(other), "content-type": "application/json" },
+      body: JSON.stringify(outboundDelivery(other, "OTHER-1")),
+    });
+    assert.equal(foreignDelivery.status, 201);
+    const otherId = ((await foreignDelivery.json()) as { id: number }).id;
+    await page.goto(`${bed.pageUrl}/deliveries/${otherId}`);
+    await page.getByRole("heading", { name: "Page not found" }).waitFor();
+    assert.equal(await page.getByText("OTHER-1").count(), 0);
+
+    assert.deepEqual(foreign, []);
+    assert.deepEqual(errors, []);
+    await page.context().close();
+  });
+});
 
 describe("a new person's first day", () => {
   test("accept the invitation, set a password, see the account, sign out, sign in again", async () => {

@@ -5,6 +5,7 @@
 import type { QueryClient } from "@tanstack/react-query";
 import { createRootRouteWithContext, createRoute, createRouter, redirect } from "@tanstack/react-router";
 import { bff } from "./bff.ts";
+import { DeliveriesPage, DeliveryPage, NewDeliveryPage } from "./pages/deliveries.tsx";
 import { HomePage } from "./pages/home.tsx";
 import { Layout, NotFoundPage } from "./pages/layout.tsx";
 import { InvitationPage, ResetCompletePage, ResetRequestPage, SignInPage } from "./pages/sign-in.tsx";
@@ -31,6 +32,17 @@ const signedIn = createRoute({
 });
 
 const home = createRoute({ getParentRoute: () => signedIn, path: "/", component: HomePage });
+const deliveries = createRoute({ getParentRoute: () => signedIn, path: "/deliveries", component: DeliveriesPage });
+const newDelivery = createRoute({
+  getParentRoute: () => signedIn,
+  path: "/deliveries/new",
+  component: NewDeliveryPage,
+});
+const delivery = createRoute({
+  getParentRoute: () => signedIn,
+  path: "/deliveries/$deliveryId",
+  component: DeliveryPage,
+});
 const signIn = createRoute({ getParentRoute: () => rootRoute, path: "/sign-in", component: SignInPage });
 const invitation = createRoute({ getParentRoute: () => rootRoute, path: "/invitation", component: InvitationPage });
 const resetRequest = createRoute({
@@ -45,7 +57,7 @@ const resetComplete = createRoute({
 });
 
 const routeTree = rootRoute.addChildren([
-  signedIn.addChildren([home]),
+  signedIn.addChildren([home, deliveries, newDelivery, delivery]),
   signIn,
   invitation,
   resetRequest,

@@ -26,6 +26,7 @@ export function Layout() {
         {user && (
           <nav aria-label="Main">
             <Link to="/">Account</Link>
+            <Link to="/deliveries">Deliveries</Link>
           </nav>
         )}
         {user && (

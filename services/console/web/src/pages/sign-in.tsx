@@ -4,38 +4,11 @@
  */
 import { useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate } from "@tanstack/react-router";
-import { type FormEvent, useId, useState } from "react";
+import { type FormEvent, useState } from "react";
 import { ApiError, bff, type SessionState } from "../bff.ts";
+import { Errors, Field } from "./form-parts.tsx";
 
 const tokenFromFragment = () => new URLSearchParams(window.location.hash.slice(1)).get("token") ?? "";
-
-function Field(props: { label: string; type: string; name: string; autoComplete: string; minLength?: number }) {
-  const id = useId();
-  return (
-    <div className="field">
-      <label htmlFor={id}>{props.label}</label>
-      <input
-        id={id}
-        name={props.name}
-        type={props.type}
-        autoComplete={props.autoComplete}
-        minLength={props.minLength}
-        required
-      />
-    </div>
-  );
-}
-
-function Errors({ errors }: { errors: string[] }) {
-  if (errors.length === 0) return null;
-  return (
-    <div className="errors" role="alert">
-      {errors.map((error) => (
-        <p key={error}>{error}</p>
-      ))}
-    </div>
-  );
-}
 
 /** A form that sends its fields, shows the errors of a refusal, and signs in with the answer. */
 function useSubmit(send: (form: FormData) => Promise<SessionState | string>) {
@@ -72,8 +45,8 @@ export function SignInPage() {
     <section className="narrow">
       <h1>Sign in</h1>
       <form onSubmit={onSubmit} noValidate>
-        <Field label="E-mail" type="email" name="email" autoComplete="username" />
-        <Field label="Password" type="password" name="password" autoComplete="current-password" />
+        <Field label="E-mail" type="email" name="email" autoComplete="username" required />
+        <Field label="Password" type="password" name="password" autoComplete="current-password" required />
         <Errors errors={errors} />
         <button type="submit" disabled={busy}>
           Sign in
@@ -149,7 +122,7 @@ export function ResetRequestPage() {
     <section className="narrow">
       <h1>Reset your password</h1>
       <form onSubmit={onSubmit} noValidate>
-        <Field label="E-mail" type="email" name="email" autoComplete="username" />
+        <Field label="E-mail" type="email" name="email" autoComplete="username" required />
         <Errors errors={errors} />
         {notice && <p role="status">{notice}</p>}
         <button type="submit" disabled={busy}>

@@ -1,0 +1,328 @@
+/**
+ * Deliveries: the list (by client_order_reference, by pages), a delivery's page (tasks,
+ * packages, price, tracking link, proof), and the form that creates one, whose refusals are shown
+ * beside the field the API names. Everything goes through the client API as the signed-in
+ * person (clientApi), so its rules and messages are the ones shown.
+ */
+
+import type { components } from "@dos/api-types/client-v2";
+import { useQuery } from "@tanstack/react-query";
+import { Link, notFound, useNavigate, useParams } from "@tanstack/react-router";
+import { type FormEvent, useState } from "react";
+import { clientApi } from "../client-api.ts";
+import { Errors, Field } from "./form-parts.tsx";
+
+type Delivery = components["schemas"]["Delivery"];
+type Task = components["schemas"]["Task"];
+
+const PER_PAGE = 20;
+const money = (cents: number | null) => (cents === null ? "not priced" : `€${(cents / 100).toFixed(2)}`);
+const when = (timestamp: string | null) =>
+  timestamp ? `${new Date(timestamp).toLocaleString("en-GB", { timeZone: "UTC" })} UTC` : "—";
+
+export function DeliveriesPage() {
+  const [reference, setReference] = useState("");
+  const [page, setPage] = useState(1);
+  const list = useQuery({
+    queryKey: ["deliveries", reference, page],
+    queryFn: async () => {
+      const query = { page, per_page: PER_PAGE, ...(reference ? { client_order_reference: reference } : {}) };
+      const { data, error, response } = await clientApi.GET("/api/v2/deliveries", { params: { query } });
+      if (error) throw new Error(error.errors.join("; "));
+      return { items: data, hasNext: /rel="next"/.test(response.headers.get("link") ?? "") };
+    },
+  });
+  const search = (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    setReference(String(new FormData(event.currentTarget).get("reference") ?? "").trim());
+    setPage(1);
+  };
+  return (
+    <>
+      <h1>Deliveries</h1>
+      <p>
+        <Link to="/deliveries/new" className="button">
+          New delivery
+        </Link>
+      </p>
+      <search>
+        <form className="filters" onSubmit={search}>
+          <Field label="Client order reference" name="reference" />
+          <button type="submit">Search</button>
+        </form>
+      </search>
+      {list.error && <Errors errors={[list.error.message]} />}
+      <table>
+        <caption className="visually-hidden">Deliveries, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">Delivery</th>
+            <th scope="col">Status</th>
+            <th scope="col">Slot</th>
+            <th scope="col">Price</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody>
+          {list.data?.items.map((delivery) => (
+            <tr key={delivery.id}>
+              <td>
+                <Link to="/deliveries/$deliveryId" params={{ deliveryId: String(delivery.id) }}>
+                  #{delivery.id}
+                </Link>
+              </td>
+              <td>{delivery.status}</td>
+              <td>
+                {when(delivery.slot_starting_at)} – {when(delivery.slot_ending_at)}
+              </td>
+              <td>{money(delivery.price_cents)}</td>
+              <td>{when(delivery.created_at)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {list.data?.items.length === 0 && <p>No delivery{reference ? ` with the reference ${reference}` : ""}.</p>}
+      <nav aria-label="Pages" className="pages">
+        <button type="button" className="secondary" disabled={page === 1} onClick={() => setPage(page - 1)}>
+          Previous page
+        </button>
+        <span>Page {page}</span>
+        <button type="button" className="secondary" disabled={!list.data?.hasNext} onClick={() => setPage(page + 1)}>
+          Next page
+        </button>
+      </nav>
+    </>
+  );
+}
+
+function TaskView({ label, task }: { label: string; task: Task | null }) {
+  if (!task) return null;
+  const { place } = task;
+  return (
+    <section aria-label={label} className="task">
+      <h2>{label}</h2>
+      <dl className="facts">
+        <dt>Recipient</dt>
+        <dd>{place.recipient_name}</dd>
+        <dt>Address</dt>
+        <dd>
+          {place.address}, {place.postal_code} {place.city}
+        </dd>
+        <dt>Slot</dt>
+        <dd>
+          {when(task.slot_starting_at)} – {when(task.slot_ending_at)}
+        </dd>
+        <dt>ETA</dt>
+        <dd>{when(task.eta)}</dd>
+        <dt>Completed</dt>
+        <dd>{when(task.completed_at)}</dd>
+        {task.failure_reason && (
+          <>
+            <dt>Failure reason</dt>
+            <dd>{task.failure_reason}</dd>
+          </>
+        )}
+        {task.completion_text && (
+          <>
+            <dt>Notes</dt>
+            <dd>{task.completion_text}</dd>
+          </>
+        )}
+        {task.completion_signature && (
+          <>
+            <dt>Signed by</dt>
+            <dd>
+              <a href={task.completion_signature.url}>{task.completion_signature.accepted_by}</a>
+            </dd>
+          </>
+        )}
+        {task.completion_pictures.length > 0 && (
+          <>
+            <dt>Pictures</dt>
+            <dd>
+              {task.completion_pictures.map((url, i) => (
+                <a key={url} href={url}>
+                  Picture {i + 1}{" "}
+                </a>
+              ))}
+            </dd>
+          </>
+        )}
+        {task.tracking_url && (
+          <>
+            <dt>Tracking</dt>
+            <dd>
+              <a href={task.tracking_url}>Tracking page</a>
+            </dd>
+          </>
+        )}
+      </dl>
+    </section>
+  );
+}
+
+/** Keys for items that have no id: their content, and how many identical ones came before. */
+function withKeys<T>(items: T[]): Array<{ key: string; item: T }> {
+  const seen = new Map<string, number>();
+  return items.map((item) => {
+    const content = JSON.stringify(item);
+    const count = seen.get(content) ?? 0;
+    seen.set(content, count + 1);
+    return { key: `${content}#${count}`, item };
+  });
+}
+
+export function DeliveryPage() {
+  const { deliveryId } = useParams({ from: "/signed-in/deliveries/$deliveryId" });
+  const delivery = useQuery({
+    queryKey: ["delivery", deliveryId],
+    queryFn: async (): Promise<Delivery | null> => {
+      if (!/^\d{1,15}$/.test(deliveryId)) return null;
+      const { data, response } = await clientApi.GET("/api/v2/deliveries/{delivery_id}", {
+        params: { path: { delivery_id: Number(deliveryId) } },
+      });
+      if (response.status === 404) return null;
+      if (!data) throw new Error(`the API answered ${response.status}`);
+      return data;
+    },
+  });
+  if (delivery.data === null) throw notFound();
+  const d = delivery.data;
+  if (!d) return <p>Loading…</p>;
+  return (
+    <>
+      <h1>Delivery #{d.id}</h1>
+      <dl className="facts">
+        <dt>Status</dt>
+        <dd data-testid="status">{d.status}</dd>
+        <dt>Reference</dt>
+        <dd>{d.client_order_reference ?? "—"}</dd>
+        <dt>Direction</dt>
+        <dd>{d.direction}</dd>
+        <dt>Price</dt>
+        <dd>{money(d.price_cents)}</dd>
+        <dt>Created</dt>
+        <dd>{when(d.created_at)}</dd>
+      </dl>
+      <TaskView label="Pickup" task={d.pickup} />
+      <TaskView label="Dropoff" task={d.dropoff} />
+      <section aria-labelledby="packages">
+        <h2 id="packages">Packages</h2>
+        <ul>
+          {withKeys(d.packages).map(({ key, item: p }) => (
+            <li key={key}>
+              {p.amount} × {p.name} ({p.weight_kg} kg, {p.volume_dm3} dm³)
+            </li>
+          ))}
+        </ul>
+      </section>
+    </>
+  );
+}
+
+/** The fields of the create form, by the API's field paths. */
+const PLACE = "dropoff.place";
+const FIELDS = {
+  reference: "client_order_reference",
+  recipient: `${PLACE}.recipient_name`,
+  phone: `${PLACE}.recipient_phone`,
+  email: `${PLACE}.recipient_email`,
+  address: `${PLACE}.address`,
+  postalCode: `${PLACE}.postal_code`,
+  city: `${PLACE}.city`,
+  start: "dropoff.slot_starting_at",
+  end: "dropoff.slot_ending_at",
+  packageType: "packages[0].package_type_id",
+  amount: "packages[0].amount",
+} as const;
+
+/** A datetime-local value (the browser's local time) as an ISO 8601 timestamp with its offset. */
+const timestamp = (local: string) => (local ? new Date(local).toISOString() : "");
+
+export function NewDeliveryPage() {
+  const navigate = useNavigate();
+  const [errors, setErrors] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+  const packageTypes = useQuery({
+    queryKey: ["package_types"],
+    queryFn: async () => (await clientApi.GET("/api/v2/package_types")).data ?? [],
+  });
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const text = (name: string) => String(form.get(name) ?? "").trim();
+    const optional = (name: string) => text(name) || null;
+    setBusy(true);
+    setErrors([]);
+    try {
+      const { data, error } = await clientApi.POST("/api/v2/deliveries", {
+        body: {
+          client_order_reference: optional("reference"),
+          dropoff: {
+            slot_starting_at: timestamp(text("start")),
+            slot_ending_at: timestamp(text("end")),
+            place: {
+              recipient_name: text("recipient"),
+              recipient_phone: optional("phone"),
+              recipient_email: optional("email"),
+              address: text("address"),
+              postal_code: text("postalCode"),
+              city: text("city"),
+            },
+          },
+          packages: [{ package_type_id: Number(text("packageType")), amount: Number(text("amount")) }],
+        },
+      });
+      if (error) setErrors(error.errors);
+      else if (data) await navigate({ to: "/deliveries/$deliveryId", params: { deliveryId: String(data.id) } });
+    } catch {
+      setErrors(["the console cannot be reached, try again"]);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const field = (name: keyof typeof FIELDS, label: string, type = "text") => (
+    <Field label={label} name={name} path={FIELDS[name]} errors={errors} type={type} />
+  );
+  return (
+    <>
+      <h1>New delivery</h1>
+      <form onSubmit={submit} noValidate className="delivery-form">
+        {field("reference", "Client order reference")}
+        <fieldset>
+          <legend>Recipient</legend>
+          {field("recipient", "Name")}
+          {field("phone", "Phone", "tel")}
+          {field("email", "E-mail", "email")}
+          {field("address", "Address")}
+          {field("postalCode", "Postal code")}
+          {field("city", "City")}
+        </fieldset>
+        <fieldset>
+          <legend>Delivery slot</legend>
+          {field("start", "From", "datetime-local")}
+          {field("end", "To", "datetime-local")}
+        </fieldset>
+        <fieldset>
+          <legend>Package</legend>
+          <Field label="Package type" name="packageType" path={FIELDS.packageType} errors={errors}>
+            {(id, describedBy) => (
+              <select id={id} name="packageType" aria-describedby={describedBy}>
+                {packageTypes.data?.map((type) => (
+                  <option key={type.id} value={type.id}>
+                    {type.type} ({type.weight} kg)
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <Field label="Amount" name="amount" path={FIELDS.amount} errors={errors} type="number" defaultValue="1" />
+        </fieldset>
+        <Errors errors={errors} claimed={Object.values(FIELDS)} />
+        <button type="submit" disabled={busy}>
+          Create the delivery
+        </button>
+      </form>
+    </>
+  );
+}
