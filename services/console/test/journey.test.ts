@@ -101,6 +101,11 @@ describe("deliveries", () => {
     assert.equal(seen.client_order_reference, "CONSOLE-1");
     assert.equal(await page.getByTestId("status").textContent(), seen.status);
 
+    await page.getByRole("button", { name: "Cancel the delivery" }).click();
+    await page.getByRole("button", { name: `Confirm: cancel delivery #${id}` }).click();
+    await page.getByTestId("status").getByText("cancelled").waitFor();
+    assert.equal(await page.getByRole("button", { name: "Cancel the delivery" }).count(), 0);
+
     await page.getByRole("link", { name: "Deliveries" }).click();
     await page.getByLabel("Client order reference").fill("CONSOLE-1");
     await page.getByRole("button", { name: "Search" }).click();

@@ -6,7 +6,7 @@
  */
 
 import type { components } from "@dos/api-types/client-v2";
-import { useQuery } from "@tanstack/react-query";
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, notFound, useNavigate, useParams } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { clientApi } from "../client-api.ts";
@@ -204,6 +204,7 @@ export function DeliveryPage() {
         <dt>Created</dt>
         <dd>{when(d.created_at)}</dd>
       </dl>
+      {(d.status === "saved" || d.status === "scheduled") && <CancelDelivery id={d.id} />}
       <TaskView label="Pickup" task={d.pickup} />
       <TaskView label="Dropoff" task={d.dropoff} />
       <section aria-labelledby="packages">
@@ -217,6 +218,40 @@ export function DeliveryPage() {
         </ul>
       </section>
     </>
+  );
+}
+
+/** Cancels the delivery after a second, confirming click; the API's refusal is shown as it is. */
+function CancelDelivery({ id }: { id: number }) {
+  const queryClient = useQueryClient();
+  const [confirming, setConfirming] = useState(false);
+  const cancel = useMutation({
+    mutationFn: async () => {
+      const { error } = await clientApi.PATCH("/api/v2/deliveries/{delivery_id}/cancel", {
+        params: { path: { delivery_id: id } },
+      });
+      if (error) throw new Error(error.errors.join("; "));
+    },
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: ["delivery", String(id)] }),
+  });
+  return (
+    <div className="actions">
+      {confirming ? (
+        <>
+          <button type="button" onClick={() => cancel.mutate()} disabled={cancel.isPending}>
+            Confirm: cancel delivery #{id}
+          </button>
+          <button type="button" className="secondary" onClick={() => setConfirming(false)}>
+            Keep it
+          </button>
+        </>
+      ) : (
+        <button type="button" className="secondary" onClick={() => setConfirming(true)}>
+          Cancel the delivery
+        </button>
+      )}
+      {cancel.error && <Errors errors={[cancel.error.message]} />}
+    </div>
   );
 }
 
