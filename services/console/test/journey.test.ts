@@ -101,13 +101,24 @@ describe("deliveries", () => {
     assert.equal(seen.client_order_reference, "CONSOLE-1");
     assert.equal(await page.getByTestId("status").textContent(), seen.status);
 
+    // Changed: a slot that ends before it starts is refused beside its field, then a new reference.
+    await page.getByRole("button", { name: "Change the delivery" }).click();
+    const edit = page.getByRole("form", { name: "Change the delivery" });
+    await edit.getByLabel("Dropoff to").fill(localInput(23));
+    await edit.getByRole("button", { name: "Save the changes" }).click();
+    await edit.locator(".field-error", { hasText: /^dropoff\.slot_ending_at / }).waitFor();
+    await edit.getByLabel("Dropoff to").fill(localInput(26));
+    await edit.getByLabel("Client order reference").fill("CONSOLE-1B");
+    await edit.getByRole("button", { name: "Save the changes" }).click();
+    await page.getByText("CONSOLE-1B").waitFor();
+
     await page.getByRole("button", { name: "Cancel the delivery" }).click();
     await page.getByRole("button", { name: `Confirm: cancel delivery #${id}` }).click();
     await page.getByTestId("status").getByText("cancelled").waitFor();
     assert.equal(await page.getByRole("button", { name: "Cancel the delivery" }).count(), 0);
 
     await page.getByRole("link", { name: "Deliveries" }).click();
-    await page.getByLabel("Client order reference").fill("CONSOLE-1");
+    await page.getByLabel("Client order reference").fill("CONSOLE-1B");
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByRole("link", { name: `#${id}` }).waitFor();
     await checkPage(page, "deliveries");

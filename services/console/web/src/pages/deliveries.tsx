@@ -204,7 +204,12 @@ export function DeliveryPage() {
         <dt>Created</dt>
         <dd>{when(d.created_at)}</dd>
       </dl>
-      {(d.status === "saved" || d.status === "scheduled") && <CancelDelivery id={d.id} />}
+      {(d.status === "saved" || d.status === "scheduled") && (
+        <>
+          <EditDelivery delivery={d} />
+          <CancelDelivery id={d.id} />
+        </>
+      )}
       <TaskView label="Pickup" task={d.pickup} />
       <TaskView label="Dropoff" task={d.dropoff} />
       <section aria-labelledby="packages">
@@ -218,6 +223,87 @@ export function DeliveryPage() {
         </ul>
       </section>
     </>
+  );
+}
+
+/** A datetime-local value for an ISO timestamp, in the browser's zone. */
+const localValue = (timestamp: string) => {
+  const date = new Date(timestamp);
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+
+/** Changes the reference, comments or dropoff slot; the API's refusals beside their fields. */
+function EditDelivery({ delivery }: { delivery: Delivery }) {
+  const queryClient = useQueryClient();
+  const [open, setOpen] = useState(false);
+  const [errors, setErrors] = useState<string[]>([]);
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const text = (name: string) => String(form.get(name) ?? "").trim();
+    setErrors([]);
+    const { error } = await clientApi.PATCH("/api/v2/deliveries/{delivery_id}", {
+      params: { path: { delivery_id: delivery.id } },
+      body: {
+        client_order_reference: text("reference") || null,
+        comments: text("comments") || null,
+        ...(delivery.dropoff
+          ? { dropoff: { slot_starting_at: timestamp(text("start")), slot_ending_at: timestamp(text("end")) } }
+          : {}),
+      },
+    });
+    if (error) return setErrors(error.errors);
+    setOpen(false);
+    await queryClient.invalidateQueries({ queryKey: ["delivery", String(delivery.id)] });
+  };
+  if (!open) {
+    return (
+      <div className="actions">
+        <button type="button" className="secondary" onClick={() => setOpen(true)}>
+          Change the delivery
+        </button>
+      </div>
+    );
+  }
+  const claimed = ["client_order_reference", "comments", "dropoff.slot_starting_at", "dropoff.slot_ending_at"];
+  return (
+    <form onSubmit={submit} noValidate className="delivery-form" aria-label="Change the delivery">
+      <Field
+        label="Client order reference"
+        name="reference"
+        path="client_order_reference"
+        errors={errors}
+        defaultValue={delivery.client_order_reference ?? ""}
+      />
+      <Field label="Comments" name="comments" path="comments" errors={errors} defaultValue={delivery.comments ?? ""} />
+      {delivery.dropoff && (
+        <>
+          <Field
+            label="Dropoff from"
+            name="start"
+            type="datetime-local"
+            path="dropoff.slot_starting_at"
+            errors={errors}
+            defaultValue={localValue(delivery.dropoff.slot_starting_at)}
+          />
+          <Field
+            label="Dropoff to"
+            name="end"
+            type="datetime-local"
+            path="dropoff.slot_ending_at"
+            errors={errors}
+            defaultValue={localValue(delivery.dropoff.slot_ending_at)}
+          />
+        </>
+      )}
+      <Errors errors={errors} claimed={claimed} />
+      <div className="actions">
+        <button type="submit">Save the changes</button>
+        <button type="button" className="secondary" onClick={() => setOpen(false)}>
+          Leave unchanged
+        </button>
+      </div>
+    </form>
   );
 }
 
