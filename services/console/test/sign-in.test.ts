@@ -3,6 +3,7 @@
  * sessions and their ends, throttling, resets; and the refusals a stranger meets.
  */
 import assert from "node:assert/strict";
+import http from "node:http";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
@@ -237,6 +238,55 @@ describe("sessions", () => {
       (await tokens()).filter((t) => t.revoked_at === null),
       [],
     );
+  });
+
+  test("the client API's paths only: dots or encoded separators cannot leave /api/v2", async () => {
+    const { browser } = await signedInUser();
+    for (const path of [
+      "/api/v2/../../track/x",
+      "/api/v2/%2e%2e/%2e%2e/track/x",
+      "/api/v2/deliveries%2f..%2f..%2fops",
+      "/api/v2/..%5c..%5ctrack",
+    ]) {
+      // Sent as written: fetch would resolve the dots itself before sending.
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const url = new URL(bed.url);
+        const cookie = [...browser.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+        http
+          .get({ host: url.hostname, port: url.port, path, headers: { cookie } }, (response) => {
+            let body = "";
+            response.on("data", (chunk) => {
+              body += chunk;
+            });
+            response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+          })
+          .on("error", reject);
+      });
+      assert.equal(answer.status, 404, path);
+      assert.ok(Array.isArray(JSON.parse(answer.body).errors), path);
+    }
+  });
+
+  test("signing in again and again keeps at most 10 sessions, each with its API token", async () => {
+    const { user } = await signedInUser();
+    const browsers: Browser[] = [];
+    for (let i = 0; i < 12; i++) {
+      const b = new Browser(bed.url);
+      await b.open();
+      assert.equal((await b.call("POST", "/api/session", { email: user.email, password: PASSWORD })).status, 200);
+      browsers.push(b);
+    }
+    const live = await Promise.all(browsers.map(async (b) => (await b.open()).body.signed_in as boolean));
+    assert.deepEqual(live, [false, false, ...Array(10).fill(true)], "the oldest sessions ended");
+    const active = async () =>
+      (
+        await bed.ops<Array<{ revoked_at: string | null }>>(
+          "GET",
+          `/accounts/${user.accountId}/users/${user.userId}/tokens`,
+        )
+      ).body.filter((t) => t.revoked_at === null).length;
+    for (let i = 0; i < 50 && (await active()) > 10; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(await active(), 10);
   });
 
   test("another account's delivery is not found through the console", async () => {

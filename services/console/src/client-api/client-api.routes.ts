@@ -6,7 +6,7 @@
  * page may read (pagination, rate limit), nothing else.
  */
 
-import { unavailable } from "@dos/service-kit";
+import { notFound, unavailable } from "@dos/service-kit";
 import type { FastifyInstance } from "fastify";
 import type { CookieNames } from "../sessions/cookies.ts";
 import { requireSession } from "../sessions/sessions.routes.ts";
@@ -24,6 +24,12 @@ export interface ClientApiOptions {
 
 export async function clientApiRoutes(app: FastifyInstance, options: ClientApiOptions) {
   app.all("/v2/*", async (request, reply) => {
+    // The path is resolved before it is forwarded: `/api/v2/../../track/x` (dots, encoded or not)
+    // would otherwise leave the client API with the user's credentials.
+    const target = new URL(request.url, options.apiUrl);
+    if (!target.pathname.startsWith("/api/v2/") || /%2e|%2f|%5c|\\/i.test(request.url.split("?")[0] ?? "")) {
+      throw notFound(`route ${request.method} ${target.pathname.slice(0, 100)}`);
+    }
     const user = await requireSession(request, options.sessions, options.cookies);
     const headers: Record<string, string> = { "x-user-email": user.email, "x-user-token": user.apiToken };
     for (const name of FORWARDED_REQUEST_HEADERS) {
@@ -33,7 +39,7 @@ export async function clientApiRoutes(app: FastifyInstance, options: ClientApiOp
     const hasBody = request.body !== undefined && request.method !== "GET" && request.method !== "HEAD";
     let answer: Response;
     try {
-      answer = await fetch(`${options.apiUrl}${request.url}`, {
+      answer = await fetch(target, {
         method: request.method,
         headers,
         body: hasBody ? JSON.stringify(request.body) : undefined,

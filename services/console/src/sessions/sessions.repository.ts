@@ -71,3 +71,24 @@ export async function sessionTokenIds(db: Db, userId: number): Promise<number[]>
   const rows = await db.selectFrom("sessions").select("api_token_id").where("user_id", "=", userId).execute();
   return rows.map((row) => row.api_token_id);
 }
+
+/** Ends the user's oldest live sessions beyond the `keep` most recent. */
+export function endSessionsBeyond(db: Db, userId: number, keep: number) {
+  return db
+    .updateTable("sessions")
+    .set({ ended_at: sql<Date>`now()` })
+    .where("user_id", "=", userId)
+    .where("ended_at", "is", null)
+    .where(
+      "id",
+      "not in",
+      db
+        .selectFrom("sessions")
+        .select("id")
+        .where("user_id", "=", userId)
+        .where("ended_at", "is", null)
+        .orderBy("id", "desc")
+        .limit(keep),
+    )
+    .execute();
+}

@@ -15,6 +15,7 @@ import { newToken, type Sealer, sha256 } from "../secrets.ts";
 import {
   deleteSession,
   endSessions,
+  endSessionsBeyond,
   findLiveSession,
   insertSession,
   listOverSessions,
@@ -35,6 +36,11 @@ export interface SessionUser {
 const TOUCH_EVERY_MS = 60_000;
 const SWEEP_EVERY_MS = 60_000;
 const SWEEP_BATCH = 100;
+/**
+ * Live sessions per person: each holds an API token in delivery-api, so signing in again and
+ * again must not pile them up. Beyond it, the oldest session ends.
+ */
+export const MAX_SESSIONS_PER_USER = 10;
 
 export interface Sessions {
   /** Starts a session for the user; the cookie value is returned once and stored hashed. */
@@ -70,6 +76,8 @@ export function createSessions(deps: {
         api_token_id: minted.id,
         api_token_sealed: sealer.seal(minted.token),
       });
+      const ended = await endSessionsBeyond(db, user.id, MAX_SESSIONS_PER_USER);
+      if (ended.some((result) => Number(result.numUpdatedRows) > 0)) void sessions.sweep().catch(() => undefined);
       return { cookie, expiresAt: row.expires_at };
     },
     async resolve(cookie) {
