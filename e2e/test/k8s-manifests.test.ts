@@ -26,7 +26,7 @@ import {
 
 const root = join(import.meta.dirname, "..", "..");
 const overlays = ["base", "overlays/staging", "overlays/production"];
-const services = ["delivery-api", "geo-ingest", "pricing", "webhook-dispatcher"];
+const services = ["console", "delivery-api", "geo-ingest", "pricing", "webhook-dispatcher"];
 const readme = readFileSync(join(root, "deploy", "README.md"), "utf8");
 
 // biome-ignore lint/suspicious/noExplicitAny: rendered manifests are untyped YAML, read field by field
@@ -56,7 +56,7 @@ for (const overlay of overlays) {
     const configMap = (name: string) => of(objects, "ConfigMap").find((c) => generatedName(c.metadata.name) === name);
     const common = configMap("dos-common");
 
-    test("renders the four services", () => {
+    test("renders the five services", () => {
       assert.deepEqual(deployments.map((d) => d.metadata.name).sort(), services);
     });
 
@@ -230,7 +230,7 @@ for (const overlay of overlays) {
 
     test("the Gateway serves /api, /track and /media from delivery-api and /external from geo-ingest, over TLS, and never /ops", () => {
       const [gateway] = of(objects, "Gateway");
-      const https = gateway.spec.listeners.find((l: Any) => l.protocol === "HTTPS");
+      const https = gateway.spec.listeners.find((l: Any) => l.name === "https");
       assert.equal(https.port, 443);
       assert.equal(https.tls.mode, "Terminate");
       assert.match(https.tls.certificateRefs[0].name, /tls$/);
@@ -245,8 +245,11 @@ for (const overlay of overlays) {
           })),
         ),
       );
+      const consoleListeners = gateway.spec.listeners.filter((l: Any) => l.name.startsWith("console-"));
       for (const { route } of routes) {
-        assert.deepEqual(route.spec.hostnames, [hostname], `${route.metadata.name}: the Gateway's hostname`);
+        const listener = gateway.spec.listeners.find((l: Any) => l.name === route.spec.parentRefs[0].sectionName);
+        const expected = consoleListeners.includes(listener) ? listener.hostname : hostname;
+        assert.deepEqual(route.spec.hostnames, [expected], `${route.metadata.name}: its listener's hostname`);
         assert.ok(route.spec.parentRefs.every((p: Any) => p.name === gateway.metadata.name));
       }
       const served = routes.filter((r) => r.route.spec.parentRefs.some((p: Any) => p.sectionName === https.name));
@@ -260,8 +263,19 @@ for (const overlay of overlays) {
       );
       // The services' port 80 is their public one ("http"); the operator API is on delivery-api-ops only.
       for (const route of served) assert.ok(!route.backends.some((b: string) => b.startsWith("delivery-api-ops")));
+      // The console has a hostname of its own, over TLS, where everything goes to it.
+      const consoleHttps = consoleListeners.find((l: Any) => l.protocol === "HTTPS");
+      assert.equal(consoleHttps.tls.mode, "Terminate");
+      assert.notEqual(consoleHttps.hostname, hostname);
+      const consoleServed = routes.filter((r) =>
+        r.route.spec.parentRefs.some((p: Any) => p.sectionName === consoleHttps.name),
+      );
+      assert.deepEqual(
+        consoleServed.map((r) => [r.path, r.backends]),
+        [["/", ["console:80"]]],
+      );
       // Plain HTTP only redirects to HTTPS.
-      const plain = routes.filter((r) => !served.includes(r));
+      const plain = routes.filter((r) => !served.includes(r) && !consoleServed.includes(r));
       assert.ok(plain.length > 0 && plain.every((r) => r.redirect?.scheme === "https" && r.backends.length === 0));
     });
 
@@ -278,7 +292,7 @@ for (const overlay of overlays) {
     });
 
     test("only the Gateway's Envoy pods reach the services' public ports", () => {
-      for (const name of ["delivery-api", "geo-ingest"]) {
+      for (const name of ["console", "delivery-api", "geo-ingest"]) {
         const policy = of(objects, "NetworkPolicy").find((p) => p.metadata.name === name);
         const fromGateway = policy.spec.ingress.find((rule: Any) =>
           rule.from.some((peer: Any) => peer.podSelector?.matchLabels?.["gateway.envoyproxy.io/owning-gateway-name"]),
@@ -305,21 +319,31 @@ for (const overlay of overlays) {
       }
     });
 
-    test("the operator API's port is served by a ClusterIP Service only, reachable from ops-cli pods", () => {
+    test("the operator API's port is served by a ClusterIP Service only, reachable from ops-cli pods and the console", () => {
       const api = deployments.find((d) => d.metadata.name === "delivery-api");
       const [container] = api.spec.template.spec.containers;
       const config = configMap("delivery-api");
       const opsPort = container.ports.find((p: Any) => p.name === "ops")?.containerPort;
       assert.equal(String(opsPort), config.data.API_OPS_PORT);
       const services_ = of(objects, "Service").filter((s) => s.spec.ports.some((p: Any) => p.targetPort === "ops"));
-      assert.deepEqual(
-        services_.map((s) => [s.metadata.name, s.spec.type]),
-        [["delivery-api-ops", "ClusterIP"]],
-      );
+      assert.deepEqual(services_.map((s) => [s.metadata.name, s.spec.type]).sort(), [
+        ["console-ops", "ClusterIP"],
+        ["delivery-api-ops", "ClusterIP"],
+      ]);
       const policy = of(objects, "NetworkPolicy").find((p) => p.metadata.name === "delivery-api");
       const opsRules = policy.spec.ingress.filter((rule: Any) => rule.ports.some((p: Any) => p.port === opsPort));
       assert.deepEqual(
         opsRules.map((rule: Any) => rule.from.map((peer: Any) => peer.podSelector?.matchLabels)),
+        [
+          [{ "app.kubernetes.io/name": "ops-cli" }],
+          [{ "app.kubernetes.io/name": "console", "app.kubernetes.io/component": "server" }],
+        ],
+      );
+      // The console's own operator port: from ops-cli pods only.
+      const consolePolicy = of(objects, "NetworkPolicy").find((p) => p.metadata.name === "console");
+      const consoleOps = consolePolicy.spec.ingress.filter((rule: Any) => rule.ports.some((p: Any) => p.port === 3006));
+      assert.deepEqual(
+        consoleOps.map((rule: Any) => rule.from.map((peer: Any) => peer.podSelector?.matchLabels)),
         [[{ "app.kubernetes.io/name": "ops-cli" }]],
       );
     });
