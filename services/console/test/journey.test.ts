@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { launchChromium } from "@dos/service-kit/testing-browser";
 import type { Browser, Page } from "playwright-core";
 import { clientHeaders, outboundDelivery, seedAccounts } from "../../../e2e/src/client.ts";
+import { startWebhookReceiver } from "../../../e2e/src/webhook-receiver.ts";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
 import { checkPage, SCREENSHOTS, screenshot } from "./page-checks.ts";
 
@@ -60,6 +61,16 @@ describe("deliveries", () => {
     const [shop, other] = seedAccounts(bed.system);
     assert.ok(shop && other);
     const { page, foreign, errors } = await signedInPage(shop.email);
+    const receiver = await startWebhookReceiver();
+
+    // A webhook endpoint first, its signing secret shown once, used by the receiver to verify.
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    await page.getByLabel("Endpoint URL").fill(receiver.url);
+    await page.getByRole("button", { name: "Register the endpoint" }).click();
+    const secret = (await page.getByTestId("new-secret").textContent()) ?? "";
+    assert.match(secret, /^whsec_/);
+    receiver.useSecret(secret);
+
     await page.getByRole("link", { name: "Deliveries" }).click();
     await page.getByRole("heading", { name: "Deliveries" }).waitFor();
     await page.getByRole("link", { name: "New delivery" }).click();
@@ -123,6 +134,34 @@ describe("deliveries", () => {
     await page.getByRole("link", { name: `#${id}` }).waitFor();
     await checkPage(page, "deliveries");
     await screenshot(page, "deliveries");
+
+    // Its events reached the endpoint, signed, and the attempts are listed with code and latency.
+    await page.getByRole("link", { name: "Webhooks" }).click();
+    const endpoint = page.getByRole("region", { name: `Endpoint ${receiver.url}` });
+    await endpoint
+      .getByRole("row")
+      .filter({ hasText: `#${id}` })
+      .filter({ hasText: "delivered" })
+      .first()
+      .waitFor();
+    assert.ok(receiver.received.some((r) => r.event.delivery_id === id && r.event.type === "delivery.created"));
+    assert.deepEqual(receiver.rejected, [], "every webhook verified with the secret shown once");
+    await checkPage(page, "webhooks");
+    await screenshot(page, "webhooks");
+    const before = receiver.received.length;
+    await endpoint.getByLabel("Replay the events since").fill(localInput(-1));
+    await endpoint.getByRole("button", { name: "Replay" }).click();
+    const replayed = await endpoint.getByRole("status").textContent();
+    const count = Number(/^(\d+) events sent again$/.exec(replayed ?? "")?.[1]);
+    assert.ok(count >= 3, `replayed: ${replayed}`);
+    for (let i = 0; i < 100 && receiver.received.length < before + count; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    assert.equal(receiver.received.length, before + count, "the replayed events arrived");
+    await endpoint.getByRole("button", { name: `Rotate the secret of ${receiver.url}` }).click();
+    const rotated = (await page.getByTestId("new-secret").textContent()) ?? "";
+    assert.ok(rotated.startsWith("whsec_") && rotated !== secret, "a new secret, shown once");
+    await receiver.close();
 
     // Another account's delivery, by its URL: the not-found page.
     const foreignDelivery = await fetch(`${api}/api/v2/deliveries`, {

@@ -9,6 +9,7 @@ import { DeliveriesPage, DeliveryPage, NewDeliveryPage } from "./pages/deliverie
 import { HomePage } from "./pages/home.tsx";
 import { Layout, NotFoundPage } from "./pages/layout.tsx";
 import { InvitationPage, ResetCompletePage, ResetRequestPage, SignInPage } from "./pages/sign-in.tsx";
+import { WebhooksPage } from "./pages/webhooks.tsx";
 
 export const sessionQuery = { queryKey: ["session"], queryFn: bff.session };
 
@@ -43,6 +44,7 @@ const delivery = createRoute({
   path: "/deliveries/$deliveryId",
   component: DeliveryPage,
 });
+const webhooks = createRoute({ getParentRoute: () => signedIn, path: "/webhooks", component: WebhooksPage });
 const signIn = createRoute({ getParentRoute: () => rootRoute, path: "/sign-in", component: SignInPage });
 const invitation = createRoute({ getParentRoute: () => rootRoute, path: "/invitation", component: InvitationPage });
 const resetRequest = createRoute({
@@ -57,7 +59,7 @@ const resetComplete = createRoute({
 });
 
 const routeTree = rootRoute.addChildren([
-  signedIn.addChildren([home, deliveries, newDelivery, delivery]),
+  signedIn.addChildren([home, deliveries, newDelivery, delivery, webhooks]),
   signIn,
   invitation,
   resetRequest,

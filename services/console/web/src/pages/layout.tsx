@@ -27,6 +27,7 @@ export function Layout() {
           <nav aria-label="Main">
             <Link to="/">Account</Link>
             <Link to="/deliveries">Deliveries</Link>
+            <Link to="/webhooks">Webhooks</Link>
           </nav>
         )}
         {user && (
