@@ -11,15 +11,13 @@ import { Link, notFound, useNavigate, useParams } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { clientApi } from "../client-api.ts";
 import { Errors, Field } from "./form-parts.tsx";
+import { when } from "./shown-once.tsx";
 
 type Delivery = components["schemas"]["Delivery"];
 type Task = components["schemas"]["Task"];
 
 const PER_PAGE = 20;
 const money = (cents: number | null) => (cents === null ? "not priced" : `€${(cents / 100).toFixed(2)}`);
-const when = (timestamp: string | null) =>
-  timestamp ? `${new Date(timestamp).toLocaleString("en-GB", { timeZone: "UTC" })} UTC` : "—";
-
 export function DeliveriesPage() {
   const [reference, setReference] = useState("");
   const [page, setPage] = useState(1);

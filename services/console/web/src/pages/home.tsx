@@ -8,8 +8,7 @@ import { useState } from "react";
 import { bff, type TokenView } from "../bff.ts";
 import { clientApi } from "../client-api.ts";
 import { sessionQuery } from "../router.tsx";
-
-const when = (timestamp: string) => new Date(timestamp).toLocaleString("en-GB", { timeZone: "UTC" }) + " UTC";
+import { ShownOnce, when } from "./shown-once.tsx";
 
 function placeLine(place: Record<string, string | number | null>) {
   return [place.label, place.address, place.postal_code, place.city].filter(Boolean).join(", ");
@@ -71,12 +70,10 @@ function ApiTokens() {
   const queryClient = useQueryClient();
   const tokens = useQuery({ queryKey: ["tokens"], queryFn: bff.tokens });
   const [created, setCreated] = useState<(TokenView & { token: string }) | null>(null);
-  const [copied, setCopied] = useState(false);
   const create = useMutation({
     mutationFn: bff.createToken,
     onSuccess: async (token) => {
       setCreated(token);
-      setCopied(false);
       await queryClient.invalidateQueries({ queryKey: ["tokens"] });
     },
   });
@@ -91,21 +88,7 @@ function ApiTokens() {
         Send your e-mail in <code>X-User-Email</code> and a token in <code>X-User-Token</code> with every request to the
         API.
       </p>
-      {created && (
-        <div className="created-token" role="status">
-          <p>Your new token, shown this once: copy it now.</p>
-          <code data-testid="new-token">{created.token}</code>{" "}
-          <button
-            type="button"
-            onClick={async () => {
-              await navigator.clipboard.writeText(created.token);
-              setCopied(true);
-            }}
-          >
-            {copied ? "Copied" : "Copy token"}
-          </button>
-        </div>
-      )}
+      {created && <ShownOnce label="Your new token" secret={created.token} what="token" testId="new-token" />}
       <table>
         <caption className="visually-hidden">Your API tokens</caption>
         <thead>

@@ -8,36 +8,15 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { clientApi } from "../client-api.ts";
 import { Errors, Field } from "./form-parts.tsx";
+import { ShownOnce, when } from "./shown-once.tsx";
 
 type Webhook = components["schemas"]["Webhook"];
-
-const when = (timestamp: string | null) =>
-  timestamp ? `${new Date(timestamp).toLocaleString("en-GB", { timeZone: "UTC" })} UTC` : "—";
 
 /** The answer's data, or its messages thrown as one error. */
 async function data<T>(call: Promise<{ data?: T; error?: { errors: string[] } }>): Promise<T> {
   const { data: body, error } = await call;
   if (error) throw new Error(error.errors.join("; "));
   return body as T;
-}
-
-function SecretShownOnce({ label, secret }: { label: string; secret: string }) {
-  const [copied, setCopied] = useState(false);
-  return (
-    <div className="created-token" role="status">
-      <p>{label}, shown this once: copy it now.</p>
-      <code data-testid="new-secret">{secret}</code>{" "}
-      <button
-        type="button"
-        onClick={async () => {
-          await navigator.clipboard.writeText(secret);
-          setCopied(true);
-        }}
-      >
-        {copied ? "Copied" : "Copy secret"}
-      </button>
-    </div>
-  );
 }
 
 export function WebhooksPage() {
@@ -59,7 +38,7 @@ export function WebhooksPage() {
     <>
       <h1>Webhooks</h1>
       <p>Every delivery change is POSTed, signed (Standard Webhooks), to each endpoint below.</p>
-      {secret && <SecretShownOnce label={secret.label} secret={secret.secret} />}
+      {secret && <ShownOnce label={secret.label} secret={secret.secret} what="secret" testId="new-secret" />}
       <form onSubmit={register} noValidate className="filters" aria-label="Register an endpoint">
         <Field label="Endpoint URL" name="url" type="url" path="url" errors={errors} />
         <button type="submit">Register the endpoint</button>

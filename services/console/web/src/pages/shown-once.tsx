@@ -1,0 +1,26 @@
+/** Shared display pieces: a secret shown once with its copy button, and timestamps in UTC. */
+import { useState } from "react";
+
+/** A timestamp as people read it, in UTC (the API's zone); a dash for none. */
+export const when = (timestamp: string | null) =>
+  timestamp ? `${new Date(timestamp).toLocaleString("en-GB", { timeZone: "UTC" })} UTC` : "—";
+
+/** A secret the API shows in one answer only (a token, a signing secret), with a copy button. */
+export function ShownOnce(props: { label: string; secret: string; what: string; testId: string }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <div className="created-token" role="status">
+      <p>{props.label}, shown this once: copy it now.</p>
+      <code data-testid={props.testId}>{props.secret}</code>{" "}
+      <button
+        type="button"
+        onClick={async () => {
+          await navigator.clipboard.writeText(props.secret);
+          setCopied(true);
+        }}
+      >
+        {copied ? "Copied" : `Copy ${props.what}`}
+      </button>
+    </div>
+  );
+}
