@@ -4,14 +4,12 @@
  */
 import type { QueryClient } from "@tanstack/react-query";
 import { createRootRouteWithContext, createRoute, createRouter, redirect } from "@tanstack/react-router";
-import { bff } from "./bff.ts";
 import { DeliveriesPage, DeliveryPage, NewDeliveryPage } from "./pages/deliveries.tsx";
 import { HomePage } from "./pages/home.tsx";
 import { Layout, NotFoundPage } from "./pages/layout.tsx";
 import { InvitationPage, ResetCompletePage, ResetRequestPage, SignInPage } from "./pages/sign-in.tsx";
 import { WebhooksPage } from "./pages/webhooks.tsx";
-
-export const sessionQuery = { queryKey: ["session"], queryFn: bff.session };
+import { sessionQuery } from "./session.ts";
 
 interface RouterContext {
   queryClient: QueryClient;

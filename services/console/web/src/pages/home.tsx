@@ -7,7 +7,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { bff, type TokenView } from "../bff.ts";
 import { clientApi } from "../client-api.ts";
-import { sessionQuery } from "../router.tsx";
+import { sessionQuery } from "../session.ts";
 import { ShownOnce, when } from "./shown-once.tsx";
 
 function placeLine(place: Record<string, string | number | null>) {

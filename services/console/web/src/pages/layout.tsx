@@ -2,7 +2,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, Outlet, useNavigate } from "@tanstack/react-router";
 import { bff } from "../bff.ts";
-import { sessionQuery } from "../router.tsx";
+import { sessionQuery } from "../session.ts";
 
 export function Layout() {
   const session = useQuery(sessionQuery);
