@@ -131,6 +131,23 @@ export interface paths {
         patch: operations["package-types.update"];
         trace?: never;
     };
+    "/ops/v1/accounts/{accountId}/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An account's statement of a month: its ended deliveries, their prices and the totals */
+        get: operations["billing.statement"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ops/v1/accounts/{accountId}/tariffs": {
         parameters: {
             query?: never;
@@ -1440,6 +1457,38 @@ export interface operations {
                 };
             };
         };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "billing.statement": {
+        parameters: {
+            query: {
+                /** @description The month, YYYY-MM (UTC). */
+                month: string;
+            };
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
         responses: {
             /** @description Done. */
             200: {

@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { accountsOpsRoutes } from "../accounts/accounts.ops-routes.ts";
 import { accountExists } from "../accounts/accounts.service.ts";
+import { billingOpsRoutes } from "../billing/billing.ops-routes.ts";
 import type { DB } from "../db/database.ts";
 import { packageTypesOpsRoutes } from "../package-types/package-types.ops-routes.ts";
 import { placesOpsRoutes } from "../places/places.ops-routes.ts";
@@ -31,6 +32,7 @@ export async function opsRoutes(ops: FastifyInstance, options: OpsRoutesOptions)
   await ops.register(placesOpsRoutes, { db });
   await ops.register(packageTypesOpsRoutes, { db });
   await ops.register(zonesOpsRoutes, { db });
+  await ops.register(billingOpsRoutes, { db });
   await ops.register(tariffsOpsRoutes, { ...options.pricing, accountExists: exists });
   await ops.register(webhooksOpsRoutes, { ...options.webhooks, accountExists: exists });
 }
