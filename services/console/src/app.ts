@@ -9,6 +9,7 @@ import { type BuiltService, bearerAuthHook, createHttpApp, type ServiceDeps } fr
 import fastifyCookie from "@fastify/cookie";
 import type { Kysely } from "kysely";
 import { accountRoutes } from "./account/account.routes.ts";
+import { billingRoutes } from "./billing/billing.routes.ts";
 import { clientApiRoutes } from "./client-api/client-api.routes.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
@@ -62,6 +63,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       await api.register(sessionRoutes, routeOptions);
       await api.register(peopleRoutes, routeOptions);
       await api.register(accountRoutes, { db, ops, sessions, cookies });
+      await api.register(billingRoutes, { ops, sessions, cookies });
       await api.register(clientApiRoutes, {
         apiUrl: config.CONSOLE_API_URL,
         timeoutMs: config.CONSOLE_API_TIMEOUT_MS,

@@ -163,6 +163,16 @@ describe("deliveries", () => {
     assert.ok(rotated.startsWith("whsec_") && rotated !== secret, "a new secret, shown once");
     await receiver.close();
 
+    // The month's statement lists it: cancelled, billed nothing.
+    await page.getByRole("link", { name: "Billing" }).click();
+    await page.getByLabel("Month").fill(localInput(24).slice(0, 7));
+    await page.getByRole("button", { name: "Show the statement" }).click();
+    const line = page.getByRole("row").filter({ hasText: `#${id}` });
+    await line.waitFor();
+    assert.match((await line.textContent()) ?? "", /cancelled.*€0\.00$/);
+    await checkPage(page, "billing");
+    await screenshot(page, "billing");
+
     // Another account's delivery, by its URL: the not-found page.
     const foreignDelivery = await fetch(`${api}/api/v2/deliveries`, {
       method: "POST",

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
+import { clientHeaders, outboundDelivery, seedAccounts } from "../../../e2e/src/client.ts";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
 
 let bed: ConsoleBed;
@@ -340,6 +341,69 @@ describe("the account's API tokens", () => {
     assert.match(account.body.company_name, /^Fleurs/);
     assert.equal((await new Browser(bed.url).call("GET", "/api/account")).status, 401);
     assert.ok(user.accountId);
+  });
+});
+
+describe("billing", () => {
+  test("the month's statement of the session's account, its totals those of SQL, and its CSV defused", async () => {
+    const [shop, testShop] = seedAccounts(bed.system);
+    assert.ok(shop && testShop);
+    const browser = new Browser(bed.url);
+    await browser.open();
+    await bed.invite(shop.email);
+    const accepted = await browser.call("POST", "/api/invitations/accept", {
+      token: tokenOf(await bed.lastLinkTo(shop.email)),
+      password: PASSWORD,
+    });
+    assert.equal(accepted.status, 200);
+    const api = bed.system.url("delivery-api");
+    const create = async (reference: string) => {
+      const answer = await fetch(`${api}/api/v2/deliveries`, {
+        method: "POST",
+        headers: { ...clientHeaders(shop), "content-type": "application/json" },
+        body: JSON.stringify(outboundDelivery(shop, reference)),
+      });
+      assert.equal(answer.status, 201);
+      return ((await answer.json()) as { id: number }).id;
+    };
+    const delivered = await create('=HYPERLINK("http://evil.example")');
+    const failed = await create("ORDER-2");
+    const db = new pg.Client({ connectionString: bed.system.env.DATABASE_URL });
+    await db.connect();
+    try {
+      for (const [id, status, price] of [
+        [delivered, "delivered", 1234],
+        [failed, "failed", 999],
+      ] as const) {
+        await db.query("update delivery.deliveries set status = $2, price_cents = $3 where id = $1", [
+          id,
+          status,
+          price,
+        ]);
+        await db.query(
+          "update delivery.tasks set slot_starting_at = '2031-03-10T10:00:00Z', slot_ending_at = '2031-03-10T12:00:00Z' where delivery_id = $1",
+          [id],
+        );
+      }
+      const sum = await db.query(
+        "select sum(price_cents)::int as total from delivery.deliveries where account_id = $1 and status in ('delivered', 'failed') and id = any($2)",
+        [shop.account_id, [delivered, failed]],
+      );
+      const statement = await browser.call("GET", "/api/statement?month=2031-03");
+      assert.equal(statement.status, 200, JSON.stringify(statement.body));
+      assert.equal(statement.body.totals.billed_cents, sum.rows[0].total);
+      assert.deepEqual(statement.body.deliveries.map((d: { id: number }) => d.id).sort(), [delivered, failed].sort());
+    } finally {
+      await db.end();
+    }
+    const csv = await browser.call("GET", "/api/statement.csv?month=2031-03");
+    assert.equal(csv.status, 200);
+    assert.match(csv.headers.get("content-type") ?? "", /^text\/csv/);
+    assert.match(csv.body, /"'=HYPERLINK\(""http:\/\/evil.example""\)"/, "a formula is defused");
+    assert.match(csv.body, /"total","","2 deliveries","","","22.33"/);
+    const bad = await browser.call("GET", "/api/statement?month=2031-3");
+    assert.equal(bad.status, 422);
+    assert.equal((await new Browser(bed.url).call("GET", "/api/statement?month=2031-03")).status, 401);
   });
 });
 

@@ -37,6 +37,26 @@ export interface MintedToken extends OpsToken {
 /** A place as the operator API shows it (default place, saved addresses); shown, not interpreted. */
 export type OpsPlace = Record<string, string | number | null> & { id: number; address: string };
 
+export interface StatementLine {
+  id: number;
+  client_order_reference: string | null;
+  status: "delivered" | "failed" | "cancelled";
+  service_day: string;
+  price_cents: number | null;
+  billed_cents: number;
+  tariff_id: number | null;
+  price_lines: Array<{ code: string; label: string; amount_cents: number }>;
+}
+
+export interface Statement {
+  month: string;
+  environment: "production" | "test";
+  billed: boolean;
+  truncated: boolean;
+  deliveries: StatementLine[];
+  totals: { deliveries: number; delivered: number; failed: number; cancelled: number; billed_cents: number };
+}
+
 export interface OpsZone {
   postal_code: string;
 }
@@ -49,6 +69,7 @@ export interface OpsClient {
   listAddresses(accountId: number): Promise<OpsPlace[]>;
   listZones(accountId: number): Promise<OpsZone[]>;
   listTokens(accountId: number, userId: number): Promise<OpsToken[]>;
+  getStatement(accountId: number, month: string): Promise<Statement>;
   createToken(accountId: number, userId: number): Promise<MintedToken>;
   /** Revokes a token; one already revoked or gone counts as done. */
   revokeToken(accountId: number, userId: number, tokenId: number): Promise<void>;
@@ -124,6 +145,15 @@ export function createOpsClient(options: { baseUrl: string; token: string; timeo
         }),
       );
       return expect(answer, 200, "user");
+    },
+    async getStatement(accountId, month) {
+      const answer = await call<Statement>((signal) =>
+        client.GET("/ops/v1/accounts/{accountId}/statement", {
+          params: { path: account(accountId), query: { month } },
+          signal,
+        }),
+      );
+      return expect(answer, 200, "account");
     },
     async createToken(accountId, userId) {
       const answer = await call<MintedToken>((signal) =>

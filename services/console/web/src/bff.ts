@@ -60,7 +60,25 @@ export interface TokenView {
   created_at: string;
 }
 
+export interface StatementView {
+  month: string;
+  environment: "production" | "test";
+  billed: boolean;
+  truncated: boolean;
+  deliveries: Array<{
+    id: number;
+    client_order_reference: string | null;
+    status: string;
+    service_day: string;
+    price_cents: number | null;
+    billed_cents: number;
+    price_lines: Array<{ code: string; label: string; amount_cents: number }>;
+  }>;
+  totals: { deliveries: number; delivered: number; failed: number; cancelled: number; billed_cents: number };
+}
+
 export const bff = {
+  statement: (month: string) => call<StatementView>("GET", `/statement?month=${encodeURIComponent(month)}`),
   account: () => call<AccountView>("GET", "/account"),
   tokens: () => call<TokenView[]>("GET", "/tokens"),
   createToken: () => call<TokenView & { token: string }>("POST", "/tokens"),

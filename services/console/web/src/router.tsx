@@ -4,6 +4,7 @@
  */
 import type { QueryClient } from "@tanstack/react-query";
 import { createRootRouteWithContext, createRoute, createRouter, redirect } from "@tanstack/react-router";
+import { BillingPage } from "./pages/billing.tsx";
 import { DeliveriesPage, DeliveryPage, NewDeliveryPage } from "./pages/deliveries.tsx";
 import { HomePage } from "./pages/home.tsx";
 import { Layout, NotFoundPage } from "./pages/layout.tsx";
@@ -43,6 +44,7 @@ const delivery = createRoute({
   component: DeliveryPage,
 });
 const webhooks = createRoute({ getParentRoute: () => signedIn, path: "/webhooks", component: WebhooksPage });
+const billing = createRoute({ getParentRoute: () => signedIn, path: "/billing", component: BillingPage });
 const signIn = createRoute({ getParentRoute: () => rootRoute, path: "/sign-in", component: SignInPage });
 const invitation = createRoute({ getParentRoute: () => rootRoute, path: "/invitation", component: InvitationPage });
 const resetRequest = createRoute({
@@ -57,7 +59,7 @@ const resetComplete = createRoute({
 });
 
 const routeTree = rootRoute.addChildren([
-  signedIn.addChildren([home, deliveries, newDelivery, delivery, webhooks]),
+  signedIn.addChildren([home, deliveries, newDelivery, delivery, webhooks, billing]),
   signIn,
   invitation,
   resetRequest,

@@ -10,14 +10,13 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, notFound, useNavigate, useParams } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { clientApi } from "../client-api.ts";
+import { euros, when } from "./display.tsx";
 import { Errors, Field } from "./form-parts.tsx";
-import { when } from "./shown-once.tsx";
 
 type Delivery = components["schemas"]["Delivery"];
 type Task = components["schemas"]["Task"];
 
 const PER_PAGE = 20;
-const money = (cents: number | null) => (cents === null ? "not priced" : `€${(cents / 100).toFixed(2)}`);
 export function DeliveriesPage() {
   const [reference, setReference] = useState("");
   const [page, setPage] = useState(1);
@@ -73,7 +72,7 @@ export function DeliveriesPage() {
               <td>
                 {when(delivery.slot_starting_at)} – {when(delivery.slot_ending_at)}
               </td>
-              <td>{money(delivery.price_cents)}</td>
+              <td>{euros(delivery.price_cents)}</td>
               <td>{when(delivery.created_at)}</td>
             </tr>
           ))}
@@ -198,7 +197,7 @@ export function DeliveryPage() {
         <dt>Direction</dt>
         <dd>{d.direction}</dd>
         <dt>Price</dt>
-        <dd>{money(d.price_cents)}</dd>
+        <dd>{euros(d.price_cents)}</dd>
         <dt>Created</dt>
         <dd>{when(d.created_at)}</dd>
       </dl>

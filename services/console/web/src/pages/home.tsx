@@ -8,7 +8,7 @@ import { useState } from "react";
 import { bff, type TokenView } from "../bff.ts";
 import { clientApi } from "../client-api.ts";
 import { sessionQuery } from "../session.ts";
-import { ShownOnce, when } from "./shown-once.tsx";
+import { ShownOnce, when } from "./display.tsx";
 
 function placeLine(place: Record<string, string | number | null>) {
   return [place.label, place.address, place.postal_code, place.city].filter(Boolean).join(", ");

@@ -28,6 +28,7 @@ export function Layout() {
             <Link to="/">Account</Link>
             <Link to="/deliveries">Deliveries</Link>
             <Link to="/webhooks">Webhooks</Link>
+            <Link to="/billing">Billing</Link>
           </nav>
         )}
         {user && (

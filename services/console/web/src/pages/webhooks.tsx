@@ -7,8 +7,8 @@ import type { components } from "@dos/api-types/client-v2";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { type FormEvent, useState } from "react";
 import { clientApi } from "../client-api.ts";
+import { ShownOnce, when } from "./display.tsx";
 import { Errors, Field } from "./form-parts.tsx";
-import { ShownOnce, when } from "./shown-once.tsx";
 
 type Webhook = components["schemas"]["Webhook"];
 

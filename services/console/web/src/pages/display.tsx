@@ -1,9 +1,12 @@
-/** Shared display pieces: a secret shown once with its copy button, and timestamps in UTC. */
+/** Shared display pieces: a secret shown once with its copy button, timestamps in UTC, amounts. */
 import { useState } from "react";
 
 /** A timestamp as people read it, in UTC (the API's zone); a dash for none. */
 export const when = (timestamp: string | null) =>
   timestamp ? `${new Date(timestamp).toLocaleString("en-GB", { timeZone: "UTC" })} UTC` : "—";
+
+/** An amount in cents, in euros; "not priced" for none. */
+export const euros = (cents: number | null) => (cents === null ? "not priced" : `€${(cents / 100).toFixed(2)}`);
 
 /** A secret the API shows in one answer only (a token, a signing secret), with a copy button. */
 export function ShownOnce(props: { label: string; secret: string; what: string; testId: string }) {
