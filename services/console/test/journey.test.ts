@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { launchChromium } from "@dos/service-kit/testing-browser";
+import pg from "pg";
 import type { Browser, Page } from "playwright-core";
 import { clientHeaders, outboundDelivery, seedAccounts } from "../../../e2e/src/client.ts";
 import { startWebhookReceiver } from "../../../e2e/src/webhook-receiver.ts";
@@ -162,6 +163,32 @@ describe("deliveries", () => {
     const rotated = (await page.getByTestId("new-secret").textContent()) ?? "";
     assert.ok(rotated.startsWith("whsec_") && rotated !== secret, "a new secret, shown once");
     await receiver.close();
+
+    // A failed delivery (the courier's doing, written here as the dispatch would) is redelivered.
+    const failedId = await (async () => {
+      const answer = await fetch(`${api}/api/v2/deliveries`, {
+        method: "POST",
+        headers: { ...clientHeaders(shop), "content-type": "application/json" },
+        body: JSON.stringify(outboundDelivery(shop, "FAILED-1")),
+      });
+      return ((await answer.json()) as { id: number }).id;
+    })();
+    const db = new pg.Client({ connectionString: bed.system.env.DATABASE_URL });
+    await db.connect();
+    await db.query("update delivery.deliveries set status = 'failed' where id = $1", [failedId]);
+    await db.end();
+    await page.goto(`${bed.pageUrl}/deliveries/${failedId}`);
+    const redelivery = page.getByRole("form", { name: "Ask a redelivery" });
+    await redelivery.getByLabel("New slot from").fill(localInput(48));
+    await redelivery.getByLabel("New slot to").fill(localInput(46));
+    await redelivery.getByRole("button", { name: "Ask the redelivery" }).click();
+    await redelivery.locator(".field-error", { hasText: /^dropoff\.slot_ending_at / }).waitFor();
+    await redelivery.getByLabel("New slot to").fill(localInput(50));
+    await redelivery.getByRole("button", { name: "Ask the redelivery" }).click();
+    await page.getByRole("heading", { name: new RegExp(`^Delivery #(?!${failedId}$)\\d+$`) }).waitFor();
+    await page.goto(`${bed.pageUrl}/deliveries/${failedId}`);
+    await page.getByText(/^Redelivered as/).waitFor();
+    assert.equal(await page.getByRole("form", { name: "Ask a redelivery" }).count(), 0);
 
     // The month's statement lists it: cancelled, billed nothing.
     await page.getByRole("link", { name: "Billing" }).click();

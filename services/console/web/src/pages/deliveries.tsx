@@ -207,6 +207,16 @@ export function DeliveryPage() {
           <CancelDelivery id={d.id} />
         </>
       )}
+      {d.status === "failed" && d.redelivery_id === null && <AskRedelivery delivery={d} />}
+      {d.redelivery_id !== null && (
+        <p>
+          Redelivered as{" "}
+          <Link to="/deliveries/$deliveryId" params={{ deliveryId: String(d.redelivery_id) }}>
+            delivery #{d.redelivery_id}
+          </Link>
+          .
+        </p>
+      )}
       <TaskView label="Pickup" task={d.pickup} />
       <TaskView label="Dropoff" task={d.dropoff} />
       <section aria-labelledby="packages">
@@ -300,6 +310,34 @@ function EditDelivery({ delivery }: { delivery: Delivery }) {
           Leave unchanged
         </button>
       </div>
+    </form>
+  );
+}
+
+/** A new delivery made from a failed one, on a new dropoff slot; its refusals beside the fields. */
+function AskRedelivery({ delivery }: { delivery: Delivery }) {
+  const navigate = useNavigate();
+  const [errors, setErrors] = useState<string[]>([]);
+  const submit = async (event: FormEvent<HTMLFormElement>) => {
+    event.preventDefault();
+    const form = new FormData(event.currentTarget);
+    const text = (name: string) => String(form.get(name) ?? "");
+    setErrors([]);
+    const { data: created, error } = await clientApi.POST("/api/v2/deliveries/{delivery_id}/redelivery", {
+      params: { path: { delivery_id: delivery.id } },
+      body: { dropoff: { slot_starting_at: timestamp(text("start")), slot_ending_at: timestamp(text("end")) } },
+    });
+    if (error) return setErrors(error.errors);
+    if (created) await navigate({ to: "/deliveries/$deliveryId", params: { deliveryId: String(created.id) } });
+  };
+  const claimed = ["dropoff.slot_starting_at", "dropoff.slot_ending_at"];
+  return (
+    <form onSubmit={submit} noValidate className="delivery-form" aria-label="Ask a redelivery">
+      <h2>Ask a redelivery</h2>
+      <Field label="New slot from" name="start" type="datetime-local" path={claimed[0]} errors={errors} />
+      <Field label="New slot to" name="end" type="datetime-local" path={claimed[1]} errors={errors} />
+      <Errors errors={errors} claimed={claimed} />
+      <button type="submit">Ask the redelivery</button>
     </form>
   );
 }
