@@ -295,6 +295,7 @@ describe("operator API: accounts, users and API tokens", () => {
         hint: token.slice(0, 4),
         created_at: created.body.created_at,
         revoked_at: null,
+        last_used_at: null,
         token,
       });
 
@@ -313,6 +314,13 @@ describe("operator API: accounts, users and API tokens", () => {
 
       const headers = { "x-user-email": "INTEGRATOR@tokens.example", "x-user-token": token };
       assert.equal((await api.app.inject({ method: "GET", url: "/api/v2/package_types", headers })).statusCode, 200);
+      // Its use is recorded (in the background, after the lookup), for the console's token list.
+      let used: string | null = null;
+      for (let i = 0; i < 50 && used === null; i++) {
+        used = (await ops.get(`/accounts/${account.id}/users/${user.id}/tokens`)).body[0].last_used_at;
+        if (used === null) await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      assert.match(String(used), TIMESTAMP);
 
       const revoked = await ops.delete(`/accounts/${account.id}/users/${user.id}/tokens/${created.body.id}`);
       assert.equal(revoked.status, 200);

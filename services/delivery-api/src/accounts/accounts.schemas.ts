@@ -123,6 +123,9 @@ export const ApiToken = Type.Object(
     hint: Type.String(),
     created_at: Timestamp,
     revoked_at: Type.Union([Timestamp, Type.Null()]),
+    last_used_at: Type.Union([Timestamp, Type.Null()], {
+      description: "When a request last used it, to the minute (null: never).",
+    }),
   },
   { title: "ApiToken" },
 );

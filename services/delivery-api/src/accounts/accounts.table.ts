@@ -31,4 +31,5 @@ export interface ApiTokensTable {
   token_hint: string;
   created_at: CreatedAt;
   revoked_at: Date | null;
+  last_used_at: ColumnType<Date | null, never, Date>;
 }

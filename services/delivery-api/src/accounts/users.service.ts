@@ -44,6 +44,7 @@ function tokenView(row: Selectable<ApiTokensTable>): ApiToken {
     hint: row.token_hint,
     created_at: formatTimestamp(row.created_at),
     revoked_at: row.revoked_at ? formatTimestamp(row.revoked_at) : null,
+    last_used_at: row.last_used_at ? formatTimestamp(row.last_used_at) : null,
   };
 }
 

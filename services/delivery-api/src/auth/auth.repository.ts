@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
 
 /** The active token with this hash, for the user with this e-mail, with the user's account. */
@@ -10,6 +11,7 @@ export function findActiveTokenByHash(db: Db, tokenSha256: Buffer, email: string
     .where("api_tokens.revoked_at", "is", null)
     .where((eb) => eb(eb.fn("lower", ["users.email"]), "=", email.toLowerCase()))
     .select([
+      "api_tokens.id as token_id",
       "api_tokens.token_sha256",
       "users.id as user_id",
       "accounts.id as account_id",
@@ -24,6 +26,18 @@ export function findActiveTokenByHash(db: Db, tokenSha256: Buffer, email: string
       "accounts.rate_limit_window_seconds",
     ])
     .executeTakeFirst();
+}
+
+/** Records a token's use, at most once a minute (a cache miss of every request would be a write each). */
+export function touchTokenUse(db: Db, tokenId: number) {
+  return db
+    .updateTable("api_tokens")
+    .set({ last_used_at: sql<Date>`now()` })
+    .where("id", "=", tokenId)
+    .where((eb) =>
+      eb.or([eb("last_used_at", "is", null), eb("last_used_at", "<", sql<Date>`now() - interval '1 minute'`)]),
+    )
+    .execute();
 }
 
 /** Active tokens created after `afterId` (at most `limit`, oldest first): their ids and hashes. */

@@ -11,7 +11,7 @@ import { unauthorized } from "@dos/service-kit";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { Db } from "../db/database.ts";
 import { POLICY_NAMES, setRateLimitHeaders, tooManyRequests } from "../rate-limits/rate-limit-headers.ts";
-import { findActiveTokenByHash } from "./auth.repository.ts";
+import { findActiveTokenByHash, touchTokenUse } from "./auth.repository.ts";
 import type { AuthCache, CachedLogin } from "./auth-cache.ts";
 import type { AuthGuard, Charge } from "./auth-guard.ts";
 import type { ClientAccount } from "./client-account.ts";
@@ -89,6 +89,8 @@ export function clientAuthHook({ db, cache, guard, onLookup, onRefusal }: Client
 async function lookUp(db: Db, presented: Buffer, emailLower: string): Promise<CachedLogin | undefined> {
   const found = await findActiveTokenByHash(db, presented, emailLower);
   if (!found) return undefined;
+  // In the background: the request does not wait for its token's last use to be written.
+  touchTokenUse(db, found.token_id).catch(() => undefined);
   return {
     tokenSha256: found.token_sha256,
     emailLower,
