@@ -22,7 +22,12 @@ export interface AccountRoutesOptions {
   cookies: CookieNames;
 }
 
-const tokenView = (token: OpsToken) => ({ id: token.id, hint: token.hint, created_at: token.created_at });
+const tokenView = (token: OpsToken) => ({
+  id: token.id,
+  hint: token.hint,
+  created_at: token.created_at,
+  last_used_at: token.last_used_at,
+});
 
 export async function accountRoutes(app: FastifyInstance, options: AccountRoutesOptions) {
   const { db, ops, sessions, cookies } = options;

@@ -28,6 +28,7 @@ export interface OpsToken {
   hint: string;
   created_at: string;
   revoked_at: string | null;
+  last_used_at: string | null;
 }
 
 export interface MintedToken extends OpsToken {

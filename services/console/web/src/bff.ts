@@ -58,6 +58,7 @@ export interface TokenView {
   id: number;
   hint: string;
   created_at: string;
+  last_used_at: string | null;
 }
 
 export interface StatementView {

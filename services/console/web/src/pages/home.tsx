@@ -95,6 +95,7 @@ function ApiTokens() {
           <tr>
             <th scope="col">Token</th>
             <th scope="col">Created</th>
+            <th scope="col">Last used</th>
             <th scope="col">Action</th>
           </tr>
         </thead>
@@ -105,6 +106,7 @@ function ApiTokens() {
                 <code>{token.hint}…</code>
               </td>
               <td>{when(token.created_at)}</td>
+              <td>{token.last_used_at ? when(token.last_used_at) : "never"}</td>
               <td>
                 <button
                   type="button"
