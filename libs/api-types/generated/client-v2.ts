@@ -346,14 +346,7 @@ export interface components {
             pickup?: components["schemas"]["TaskPatchInput"];
             sender_display_name?: string | null;
         };
-        /**
-         * ErrorBody
-         * @example {
-         *       "errors": [
-         *         "recipient_phone is not a valid phone number"
-         *       ]
-         *     }
-         */
+        /** ErrorBody */
         ErrorBody: {
             errors: string[];
         };
@@ -589,7 +582,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryListItem"][];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -597,10 +590,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -608,6 +608,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -637,6 +644,29 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "client_order_reference": "ORDER-1042",
+                 *       "dropoff": {
+                 *         "slot_starting_at": "2026-12-01T14:00:00.000+01:00",
+                 *         "slot_ending_at": "2026-12-01T16:00:00.000+01:00",
+                 *         "place": {
+                 *           "recipient_name": "Jeanne Martin",
+                 *           "recipient_phone": "+33 6 12 34 56 78",
+                 *           "address": "12 Rue de la Paix",
+                 *           "postal_code": "75002",
+                 *           "city": "Paris",
+                 *           "address_instructions": "Code 1234, 3e étage"
+                 *         }
+                 *       },
+                 *       "packages": [
+                 *         {
+                 *           "package_type_id": 7,
+                 *           "amount": 2
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["DeliveryCreateInput"];
             };
         };
@@ -652,7 +682,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -660,10 +690,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -671,6 +708,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -686,7 +730,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -695,6 +739,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -723,7 +774,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -731,10 +782,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -742,6 +800,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -786,7 +851,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -794,10 +859,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -805,10 +877,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -816,6 +895,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -831,7 +917,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -840,6 +926,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -872,7 +965,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -880,10 +973,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -891,10 +991,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -902,6 +1009,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -917,7 +1031,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -926,6 +1040,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -954,7 +1075,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -962,10 +1083,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -973,10 +1101,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -984,6 +1119,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1031,7 +1173,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1039,10 +1181,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1050,10 +1199,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1061,6 +1217,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1076,7 +1239,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1085,6 +1248,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1113,7 +1283,7 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1121,10 +1291,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1132,10 +1309,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1143,6 +1327,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1169,6 +1360,29 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "client_order_reference": "ORDER-1042",
+                 *       "dropoff": {
+                 *         "slot_starting_at": "2026-12-01T14:00:00.000+01:00",
+                 *         "slot_ending_at": "2026-12-01T16:00:00.000+01:00",
+                 *         "place": {
+                 *           "recipient_name": "Jeanne Martin",
+                 *           "recipient_phone": "+33 6 12 34 56 78",
+                 *           "address": "12 Rue de la Paix",
+                 *           "postal_code": "75002",
+                 *           "city": "Paris",
+                 *           "address_instructions": "Code 1234, 3e étage"
+                 *         }
+                 *       },
+                 *       "packages": [
+                 *         {
+                 *           "package_type_id": 7,
+                 *           "amount": 2
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["DeliveryCreateInput"];
             };
         };
@@ -1184,7 +1398,7 @@ export interface operations {
                     "application/json": components["schemas"]["DeliveryQuote"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1192,10 +1406,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1203,6 +1424,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1218,7 +1446,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1227,6 +1455,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1297,7 +1532,7 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"][];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1305,6 +1540,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1320,7 +1562,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1329,6 +1571,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1343,6 +1592,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/hooks/deliveries",
+                 *       "events": [
+                 *         "delivery.created",
+                 *         "delivery.status_changed"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookCreateInput"];
             };
         };
@@ -1360,7 +1618,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookCreated"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1368,10 +1626,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1379,6 +1644,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1394,7 +1666,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1403,6 +1675,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1429,7 +1708,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1437,10 +1716,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1448,6 +1734,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1463,7 +1756,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1472,6 +1765,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1502,7 +1802,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookAttempt"][];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1510,10 +1810,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1521,10 +1828,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1532,6 +1846,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1547,7 +1868,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1556,6 +1877,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1588,7 +1916,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookReplayAccepted"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1596,10 +1924,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1607,10 +1942,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1618,6 +1960,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1633,7 +1982,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1642,6 +1991,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1670,7 +2026,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookRotated"];
                 };
             };
-            /** @description Default Response */
+            /** @description X-User-Email and X-User-Token do not name an active token. */
             401: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1678,10 +2034,17 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1689,6 +2052,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1704,7 +2074,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -1713,6 +2083,13 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };

@@ -744,6 +744,69 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** Account */
+        Account: {
+            company_name: string;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            environment: "production" | "test";
+            id: number;
+            /** @description The account's client API limit; null: the service default applies. */
+            rate_limit: {
+                quota: number;
+                window_seconds: number;
+            } | null;
+            settings: {
+                bring_back_containers: boolean;
+                default_task_duration_minutes: number;
+                default_task_gap_minutes: number;
+                phone_default_region: string;
+                recipient_phone_optional: boolean;
+            };
+        };
+        /** ApiToken */
+        ApiToken: {
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            hint: string;
+            id: number;
+            /** @description When a request last used it, to the minute (null: never). */
+            last_used_at: string | null;
+            revoked_at: string | null;
+            user_id: number;
+        };
+        /** ApiTokenCreated */
+        ApiTokenCreated: {
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            hint: string;
+            id: number;
+            /** @description When a request last used it, to the minute (null: never). */
+            last_used_at: string | null;
+            revoked_at: string | null;
+            token: string;
+            user_id: number;
+        };
+        /** CatalogueEntry */
+        CatalogueEntry: {
+            archived_at: string | null;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            fragility: string | null;
+            id: number;
+            is_size_category: boolean;
+            name: string;
+            temperature: string | null;
+            volume_dm3: number;
+            weight_kg: number;
+        };
+        /** CourierSimulator */
+        CourierSimulator: {
+            account_id: number;
+            enabled: boolean;
+            enabled_at: string | null;
+            step_ms: number;
+        };
         /** Delivery */
         Delivery: {
             bring_back_containers: boolean;
@@ -761,16 +824,24 @@ export interface components {
             reversed_packages: components["schemas"]["Package"][];
             status: "saved" | "scheduled" | "picked_up" | "delivered" | "cancelled" | "failed";
         };
-        /**
-         * ErrorBody
-         * @example {
-         *       "errors": [
-         *         "recipient_phone is not a valid phone number"
-         *       ]
-         *     }
-         */
+        /** ErrorBody */
         ErrorBody: {
             errors: string[];
+        };
+        /** FleetRebuilt */
+        FleetRebuilt: {
+            /** @description Keys of vehicles that no longer exist, deleted. */
+            deleted: number;
+            /** @description Entries written. */
+            vehicles: number;
+        };
+        /** Messenger */
+        Messenger: {
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            id: number;
+            name: string;
+            phone: string | null;
         };
         /** Package */
         Package: {
@@ -784,12 +855,56 @@ export interface components {
             volume_dm3: number;
             weight_kg: number;
         };
+        /** PhonePositionRecorded */
+        PhonePositionRecorded: {
+            round_ids: number[];
+            stored: boolean;
+        };
         /** Place */
         Place: {
             address: string;
             address_instructions: string | null;
             city: string;
             company_name: string | null;
+            postal_code: string;
+            recipient_email: string | null;
+            recipient_name: string;
+            recipient_phone: string | null;
+        };
+        /** Round */
+        Round: {
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            ended_at: string | null;
+            id: number;
+            messenger_id: number;
+            started_at: string | null;
+            status: "planned" | "active" | "ended";
+            tasks: {
+                completed_at: string | null;
+                delivery_id: number;
+                delivery_status: "saved" | "scheduled" | "picked_up" | "delivered" | "cancelled" | "failed";
+                eta: string | null;
+                kind: "pickup" | "dropoff";
+                position: number;
+                started_at: string | null;
+                task_id: number;
+            }[];
+            vehicle_id: number | null;
+        };
+        /** SavedPlace */
+        SavedPlace: {
+            address: string;
+            address_instructions: string | null;
+            city: string;
+            company_name: string | null;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            /** @description What a task may be given as, for a saved address. */
+            id: number;
+            label: string | null;
+            latitude: number | null;
+            longitude: number | null;
             postal_code: string;
             recipient_email: string | null;
             recipient_name: string;
@@ -811,6 +926,33 @@ export interface components {
             slot_ending_at: string;
             slot_starting_at: string;
             tracking_url: string | null;
+        };
+        /** TaskProof */
+        TaskProof: {
+            kind: "signature" | "picture";
+            task_id: number;
+            url: string;
+        };
+        /** User */
+        User: {
+            account_id: number;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            email: string;
+            id: number;
+            name: string | null;
+        };
+        /** Vehicle */
+        Vehicle: {
+            active_round_id: number | null;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            /** @description The vehicle_id of the geolocation interface. */
+            external_id: string;
+            has_provider_token: boolean;
+            id: number;
+            label: string | null;
+            provider: string;
         };
         /** Webhook */
         Webhook: {
@@ -874,6 +1016,12 @@ export interface components {
             previous_secret_expires_at: string;
             secret: string;
         };
+        /** Zone */
+        Zone: {
+            latitude: number;
+            longitude: number;
+            postal_code: string;
+        };
     };
     responses: never;
     parameters: never;
@@ -905,9 +1053,13 @@ export interface operations {
             /** @description Done. */
             200: {
                 headers: {
+                    /** @description `<…?page=N>; rel="next"` while more pages follow. */
+                    link?: string;
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Account"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -948,11 +1100,13 @@ export interface operations {
         };
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -981,7 +1135,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1028,7 +1184,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Account"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1057,7 +1215,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SavedPlace"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1099,11 +1259,13 @@ export interface operations {
         };
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SavedPlace"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1133,7 +1295,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SavedPlace"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1158,8 +1322,8 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Done. */
-            200: {
+            /** @description Deleted. */
+            204: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1210,7 +1374,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SavedPlace"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1239,7 +1405,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SavedPlace"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1285,7 +1453,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["SavedPlace"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1316,7 +1486,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CatalogueEntry"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1354,11 +1526,13 @@ export interface operations {
         };
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CatalogueEntry"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1388,7 +1562,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CatalogueEntry"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1418,7 +1594,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CatalogueEntry"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1463,7 +1641,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CatalogueEntry"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1524,7 +1704,65 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        account_id: number;
+                        /** @description Base price per direction. */
+                        base_cents: {
+                            inbound: number;
+                            other: number;
+                            outbound: number;
+                        };
+                        /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                        created_at: string;
+                        /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                        effective_from: string;
+                        id: number;
+                        /**
+                         * @description On the time from requested_at to the earliest slot start; strictly ascending; the smallest that applies.
+                         * @default []
+                         */
+                        lead_time_surcharges: {
+                            cents: number;
+                            shorter_than_minutes: number;
+                        }[];
+                        /**
+                         * @description The price is never below it.
+                         * @default 0
+                         */
+                        minimum_cents: number;
+                        note: string | null;
+                        /**
+                         * @description Times the number of packages (sum of amounts).
+                         * @default 0
+                         */
+                        per_package_cents: number;
+                        /**
+                         * @description On the shortest slot; strictly ascending thresholds; the smallest that applies.
+                         * @default []
+                         */
+                        slot_surcharges: {
+                            cents: number;
+                            shorter_than_minutes: number;
+                        }[];
+                        /**
+                         * @description On the total volume; strictly ascending from_dm3.
+                         * @default []
+                         */
+                        volume_bands: {
+                            cents: number;
+                            from_dm3: number;
+                        }[];
+                        /**
+                         * @description On the total weight; strictly ascending from_kg.
+                         * @default []
+                         */
+                        weight_bands: {
+                            cents: number;
+                            from_kg: number;
+                        }[];
+                    }[];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1606,11 +1844,69 @@ export interface operations {
         };
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": {
+                        account_id: number;
+                        /** @description Base price per direction. */
+                        base_cents: {
+                            inbound: number;
+                            other: number;
+                            outbound: number;
+                        };
+                        /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                        created_at: string;
+                        /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                        effective_from: string;
+                        id: number;
+                        /**
+                         * @description On the time from requested_at to the earliest slot start; strictly ascending; the smallest that applies.
+                         * @default []
+                         */
+                        lead_time_surcharges: {
+                            cents: number;
+                            shorter_than_minutes: number;
+                        }[];
+                        /**
+                         * @description The price is never below it.
+                         * @default 0
+                         */
+                        minimum_cents: number;
+                        note: string | null;
+                        /**
+                         * @description Times the number of packages (sum of amounts).
+                         * @default 0
+                         */
+                        per_package_cents: number;
+                        /**
+                         * @description On the shortest slot; strictly ascending thresholds; the smallest that applies.
+                         * @default []
+                         */
+                        slot_surcharges: {
+                            cents: number;
+                            shorter_than_minutes: number;
+                        }[];
+                        /**
+                         * @description On the total volume; strictly ascending from_dm3.
+                         * @default []
+                         */
+                        volume_bands: {
+                            cents: number;
+                            from_dm3: number;
+                        }[];
+                        /**
+                         * @description On the total weight; strictly ascending from_kg.
+                         * @default []
+                         */
+                        weight_bands: {
+                            cents: number;
+                            from_kg: number;
+                        }[];
+                    };
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1639,7 +1935,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["User"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1672,11 +1970,13 @@ export interface operations {
         };
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1706,7 +2006,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1736,7 +2038,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ApiToken"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1762,11 +2066,13 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ApiTokenCreated"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1797,7 +2103,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ApiToken"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -1831,22 +2139,36 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"][];
                 };
             };
-            /** @description Default Response */
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1864,6 +2186,15 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://shop.example/hooks/deliveries",
+                 *       "events": [
+                 *         "delivery.created",
+                 *         "delivery.status_changed"
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookCreateInput"];
             };
         };
@@ -1879,31 +2210,52 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookCreated"];
                 };
             };
-            /** @description Default Response */
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1930,31 +2282,52 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Default Response */
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -1985,40 +2358,68 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookAttempt"][];
                 };
             };
-            /** @description Default Response */
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -2047,31 +2448,52 @@ export interface operations {
                     "application/json": components["schemas"]["Webhook"];
                 };
             };
-            /** @description Default Response */
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -2104,40 +2526,68 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookReplayAccepted"];
                 };
             };
-            /** @description Default Response */
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -2166,31 +2616,52 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookRotated"];
                 };
             };
-            /** @description Default Response */
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description A service this one depends on did not answer; nothing was changed. Retry after Retry-After. */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -2212,7 +2683,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Zone"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2237,11 +2710,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    zones: {
-                        latitude: number;
-                        longitude: number;
-                        postal_code: string;
-                    }[];
+                    zones: components["schemas"]["Zone"][];
                 };
             };
         };
@@ -2251,7 +2720,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Zone"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2276,11 +2747,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    zones: {
-                        latitude: number;
-                        longitude: number;
-                        postal_code: string;
-                    }[];
+                    zones: components["schemas"]["Zone"][];
                 };
             };
         };
@@ -2290,7 +2757,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Zone"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2325,7 +2794,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Zone"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2355,7 +2826,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Zone"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2384,7 +2857,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CourierSimulator"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2420,7 +2895,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["CourierSimulator"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2461,30 +2938,51 @@ export interface operations {
                     "application/json": components["schemas"]["Delivery"];
                 };
             };
-            /** @description Default Response */
+            /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found (another account's resources are not found either). */
             404: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description Default Response */
+            /** @description Refused: each message names the field and the problem. */
             422: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
@@ -2504,7 +3002,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["FleetRebuilt"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2531,7 +3031,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Messenger"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2561,11 +3063,13 @@ export interface operations {
         };
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Messenger"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2594,7 +3098,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Messenger"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2630,7 +3136,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Messenger"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2667,7 +3175,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["PhonePositionRecorded"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2696,7 +3206,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Round"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2727,11 +3239,13 @@ export interface operations {
         };
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Round"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2760,7 +3274,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Round"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2795,7 +3311,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Round"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2825,7 +3343,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Round"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2854,7 +3374,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Round"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2883,7 +3405,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Round"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2920,7 +3444,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2956,7 +3482,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -2981,11 +3509,13 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["TaskProof"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -3010,11 +3540,13 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["TaskProof"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -3043,7 +3575,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -3072,7 +3606,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["User"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -3099,7 +3635,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Vehicle"][];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -3131,11 +3669,13 @@ export interface operations {
         };
         responses: {
             /** @description Done. */
-            200: {
+            201: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Vehicle"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -3164,7 +3704,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Vehicle"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
@@ -3201,7 +3743,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Vehicle"];
+                };
             };
             /** @description Authorization: Bearer <operator token> is missing or wrong. */
             401: {
