@@ -2,38 +2,20 @@
  * The calls the console makes to delivery-api's operator API (/ops/v1): finding a user by
  * e-mail, reading the account, minting and revoking the API token a session calls the client
  * API with. Always for one account, the session's or the invited user's: nothing here lists or
- * touches another. Paths, parameters and bodies are typed by the client generated from the
- * operator API's OpenAPI document (@dos/api-types/ops-v1); that document declares no answer
- * bodies yet, so the few answer fields read here are declared below, and only those.
+ * touches another. Paths, parameters and answers are typed by the client generated from the
+ * operator API's OpenAPI document (@dos/api-types/ops-v1); the places and the statement, whose
+ * answers the document does not declare yet, have the few fields read here declared below.
  */
-import type { paths } from "@dos/api-types/ops-v1";
+import type { components, paths } from "@dos/api-types/ops-v1";
 import { HttpError, unavailable } from "@dos/service-kit";
 import createClient from "openapi-fetch";
 
-export interface OpsUser {
-  id: number;
-  account_id: number;
-  email: string;
-  name: string | null;
-}
-
-export interface OpsAccount {
-  id: number;
-  company_name: string;
-  environment: "production" | "test";
-}
-
-export interface OpsToken {
-  id: number;
-  hint: string;
-  created_at: string;
-  revoked_at: string | null;
-  last_used_at: string | null;
-}
-
-export interface MintedToken extends OpsToken {
-  token: string;
-}
+type Schemas = components["schemas"];
+export type OpsUser = Schemas["User"];
+export type OpsAccount = Schemas["Account"];
+export type OpsToken = Schemas["ApiToken"];
+export type MintedToken = Schemas["ApiTokenCreated"];
+export type OpsZone = Schemas["Zone"];
 
 /** A place as the operator API shows it (default place, saved addresses); shown, not interpreted. */
 export type OpsPlace = Record<string, string | number | null> & { id: number; address: string };
@@ -56,10 +38,6 @@ export interface Statement {
   truncated: boolean;
   deliveries: StatementLine[];
   totals: { deliveries: number; delivered: number; failed: number; cancelled: number; billed_cents: number };
-}
-
-export interface OpsZone {
-  postal_code: string;
 }
 
 export interface OpsClient {
