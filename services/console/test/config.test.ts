@@ -1,0 +1,42 @@
+/** The console's configuration: every variable validated at boot, a refusal naming it. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { loadConfig } from "@dos/service-kit";
+import { CONFIG_PREFIX, type Config, configSchema } from "../src/config.ts";
+
+const valid = {
+  DATABASE_URL: "postgres://postgres@127.0.0.1:5432/console",
+  NATS_URL: "nats://127.0.0.1:4222",
+  CONSOLE_PUBLIC_URL: "https://console.example.com",
+  CONSOLE_API_URL: "http://delivery-api",
+  CONSOLE_OPS_URL: "http://delivery-api-ops",
+  CONSOLE_OPS_TOKEN: "an-operator-token-long-enough-0123",
+  CONSOLE_SECRET_KEY: "a-console-secret-key-long-enough-0123456",
+};
+const load = (env: Record<string, string>): Config => loadConfig(configSchema, { prefix: CONFIG_PREFIX, env });
+
+test("secure by default: cookies Secure unless the local-development switch is set, log e-mails", () => {
+  const config = load(valid);
+  assert.equal(config.CONSOLE_INSECURE_HTTP_FOR_LOCAL_DEV, false);
+  assert.equal(config.CONSOLE_MAIL_ADAPTER, "log");
+  assert.equal(config.PORT, 3005);
+  assert.equal(config.CONSOLE_SIGN_IN_FAILURES_PER_EMAIL, 5);
+});
+
+test("a missing, short, malformed or misspelt variable is refused by name, its secret not shown", () => {
+  const { CONSOLE_SECRET_KEY: _key, ...withoutKey } = valid;
+  assert.throws(() => load(withoutKey), /^ConfigError: CONSOLE_SECRET_KEY is required$/);
+  assert.throws(
+    () => load({ ...valid, CONSOLE_SECRET_KEY: "short" }),
+    /^ConfigError: CONSOLE_SECRET_KEY is invalid: .*\(got a value that is hidden\)$/,
+  );
+  assert.throws(() => load({ ...valid, CONSOLE_API_URL: "delivery-api" }), /CONSOLE_API_URL is invalid/);
+  assert.throws(
+    () => load({ ...valid, CONSOLE_MAIL_ADAPTER: "sendmail" }),
+    /CONSOLE_MAIL_ADAPTER is invalid: must be one of log, smtp/,
+  );
+  assert.throws(
+    () => load({ ...valid, CONSOLE_SESSION_IDLE_MINUTE: "10" }),
+    /CONSOLE_SESSION_IDLE_MINUTE is not a known variable \(did you mean CONSOLE_SESSION_IDLE_MINUTES\?\)/,
+  );
+});
