@@ -29,7 +29,7 @@ function rssMb(pid: number | undefined): number {
 
 export async function startProbes(system: SystemUnderTest, started: number) {
   const db = new pg.Pool({ connectionString: system.env.DATABASE_URL, max: 2 });
-  const nc = await connect({ servers: system.env.NATS_URL, name: "soak-probe" });
+  const nc = await connect({ servers: system.nats.url, ...system.nats.harness, name: "soak-probe" });
   const jsm = await jetstreamManager(nc);
   const names = natsNames(system.env.NATS_NAMESPACE);
   const streams = [names.streams.deliveryEvents, names.streams.vehiclePositions];

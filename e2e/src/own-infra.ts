@@ -1,18 +1,32 @@
 /**
- * A PostgreSQL cluster and a NATS server of the fault suite's own, so it can stop and start them
- * without disturbing the machine's servers or other tests: a fresh `initdb` cluster and a
- * `nats-server -js`, on spare loopback ports, data under var/e2e-infra/. They are always stopped
- * at the end — by `shutdown()` in the suite's after(), and by exit handlers when the process ends
- * another way. Leftovers of a process that was killed outright are stopped by the next start.
+ * Servers of a test's own, so the system under test runs on a locked-down bus and a suite can stop
+ * and start its servers without disturbing the machine's or other tests':
+ * - `startLockedNats`: a `nats-server -js` with the production authorization — one user per
+ *   service with the permissions libs/contracts derives (permissions.ts), the same the deployment
+ *   gets — plus the test harness's own user (HARNESS_USER) for what a test does on the bus itself.
+ *   Every e2e system runs on one (src/system.ts); its log shows each refusal.
+ * - `startOwnInfra`: a fresh `initdb` PostgreSQL cluster and such a NATS server, for the fault suite.
+ * They run on spare loopback ports with their data under var/e2e-infra/, and are always stopped at
+ * the end — by `shutdown()`, and by exit handlers when the process ends another way. Leftovers of a
+ * process that was killed outright are stopped by the next start.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import path from "node:path";
+import { natsServiceUsers, SERVICE_NAMES, type ServiceName } from "@dos/contracts";
 import { root } from "../../scripts/system.ts";
-import { freePortRange } from "./system.ts";
+import { freePortRange } from "./ports.ts";
 
 const INFRA_DIR = path.join(root, "var", "e2e-infra");
+
+/**
+ * The test harness's NATS user: observers that read stream state, publishes a test makes on
+ * purpose, fault injection. It may do anything, and no service uses it: a service's traffic is
+ * only ever under its own user, so what the services need is exactly what permissions.ts grants.
+ */
+const HARNESS_USER = "e2e-harness";
 
 export interface Stoppable {
   /** Stops the server; its data stays. */
@@ -21,25 +35,90 @@ export interface Stoppable {
   start(): Promise<void>;
 }
 
+export interface LockedNats extends Stoppable {
+  url: string;
+  /** The namespace the permissions are generated for: the services' NATS_NAMESPACE. */
+  namespace: string;
+  /** Each service's NATS_USER and NATS_PASSWORD: its own user. */
+  serviceEnv: Record<ServiceName, { NATS_USER: string; NATS_PASSWORD: string }>;
+  /** The harness's credentials, as @nats-io's connect() takes them. */
+  harness: { user: string; pass: string };
+  /** The refusals the server logged so far (permission violations, failed authentications). */
+  refusals(): string[];
+  /** Stops it and removes its data. */
+  shutdown(): Promise<void>;
+}
+
+/** A NATS server with the production authorization for `namespace` ("" : production's names). */
+export async function startLockedNats(label: string, namespace = ""): Promise<LockedNats> {
+  const dir = ownedDir(`${label}-${randomBytes(3).toString("hex")}`);
+  const nats = lockedNats(dir, await freePortRange(1), namespace);
+  const stopOnExit = () => nats.stopNow();
+  process.once("exit", stopOnExit);
+  try {
+    await nats.start();
+  } catch (error) {
+    nats.stopNow();
+    throw error;
+  }
+  return {
+    ...nats,
+    async shutdown() {
+      process.removeListener("exit", stopOnExit);
+      await nats.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The lines of a nats-server log that say it refused a client something. */
+const REFUSAL = /Violation|authentication error|authorization error/i;
+
+function lockedNats(dir: string, port: number, namespace: string) {
+  const password = () => randomBytes(16).toString("hex");
+  const passwords = Object.fromEntries(Object.values(SERVICE_NAMES).map((s) => [s, password()])) as Record<
+    ServiceName,
+    string
+  >;
+  const harness = { user: HARNESS_USER, pass: password() };
+  const config = path.join(dir, "nats.conf");
+  const log = path.join(dir, "nats.log");
+  const users = [...natsServiceUsers((s) => passwords[s], namespace), { user: harness.user, password: harness.pass }];
+  mkdirSync(dir, { recursive: true });
+  // nats-server reads JSON as its configuration format.
+  writeFileSync(config, JSON.stringify({ authorization: { users } }, null, 2));
+  const server = ownNats(path.join(dir, "nats"), port, ["-c", config, "-l", log]);
+  return {
+    ...server,
+    url: `nats://127.0.0.1:${port}`,
+    namespace,
+    serviceEnv: Object.fromEntries(
+      Object.entries(passwords).map(([user, pass]) => [user, { NATS_USER: user, NATS_PASSWORD: pass }]),
+    ) as LockedNats["serviceEnv"],
+    harness,
+    refusals: () =>
+      existsSync(log)
+        ? readFileSync(log, "utf8")
+            .split("\n")
+            .filter((l) => REFUSAL.test(l))
+        : [],
+  };
+}
+
 export interface OwnInfra {
   databaseUrl: string;
-  natsUrl: string;
   postgres: Stoppable;
-  nats: Stoppable;
+  nats: LockedNats;
   /** Stops both and removes their data. */
   shutdown(): Promise<void>;
 }
 
 export async function startOwnInfra(label: string): Promise<OwnInfra> {
-  reapLeftovers();
-  const dir = path.join(INFRA_DIR, `${label}-${process.pid}`);
-  rmSync(dir, { recursive: true, force: true });
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, "owner.pid"), String(process.pid));
+  const dir = ownedDir(`${label}-${process.pid}`);
   const pgPort = await freePortRange(2);
   const natsPort = pgPort + 1;
   const postgres = ownPostgres(path.join(dir, "pg"), pgPort);
-  const nats = ownNats(path.join(dir, "nats"), natsPort);
+  const nats = lockedNats(dir, natsPort, "");
 
   let done = false;
   const emergencyStop = () => {
@@ -65,9 +144,8 @@ export async function startOwnInfra(label: string): Promise<OwnInfra> {
   }
   return {
     databaseUrl: `postgres://postgres@127.0.0.1:${pgPort}/postgres`,
-    natsUrl: `nats://127.0.0.1:${natsPort}`,
     postgres,
-    nats,
+    nats: { ...nats, shutdown: async () => {} },
     async shutdown() {
       if (done) return;
       done = true;
@@ -75,6 +153,16 @@ export async function startOwnInfra(label: string): Promise<OwnInfra> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** A fresh directory under INFRA_DIR owned by this process (for reapLeftovers), after reaping. */
+function ownedDir(name: string): string {
+  reapLeftovers();
+  const dir = path.join(INFRA_DIR, name);
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, "owner.pid"), String(process.pid));
+  return dir;
 }
 
 /** Runs a PostgreSQL binary, as the postgres user when we are root (PostgreSQL refuses root). */
@@ -120,7 +208,7 @@ function ownPostgres(data: string, port: number) {
  * command line (`-c <file>` for a configuration, `-l <file>` for a log). Its pid goes beside
  * `storeDir` (nats.pid) for reapLeftovers.
  */
-export function ownNats(storeDir: string, port: number, extraArgs: string[] = []) {
+function ownNats(storeDir: string, port: number, extraArgs: string[] = []) {
   let child: ChildProcess | undefined;
   return {
     async start() {
@@ -166,7 +254,8 @@ function reapLeftovers() {
   for (const name of readdirSync(INFRA_DIR)) {
     const dir = path.join(INFRA_DIR, name);
     const owner = Number(readIfExists(path.join(dir, "owner.pid")));
-    if (owner && alive(owner)) continue;
+    // No owner yet: another process is making that directory right now.
+    if (!owner || alive(owner)) continue;
     try {
       if (existsSync(path.join(dir, "pg", "postmaster.pid"))) {
         pgCommand("pg_ctl", ["-D", path.join(dir, "pg"), "-m", "immediate", "-w", "stop"]);

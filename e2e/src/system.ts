@@ -1,10 +1,12 @@
 /**
- * The system under test: all four services as processes on a fresh database and NATS namespace,
- * on free loopback ports. Tests get URLs, the demo-like secrets, and a way to stop it all.
+ * The system under test: all five services as processes on a fresh database and a NATS server of
+ * the system's own with authentication on — each service under its own user with the permissions
+ * libs/contracts generates, exactly as deployed (src/own-infra.ts startLockedNats) — on free
+ * loopback ports. Tests get URLs, the demo-like secrets, the NATS server (its harness user for
+ * the test's own bus access) and a way to stop it all; a refusal in the server's log fails the
+ * teardown, as a permission a service lacks would fail in production.
  */
-import { readFileSync } from "node:fs";
-import net from "node:net";
-import { createTestDatabase, randomNamespace, testInfra } from "@dos/service-kit/testing";
+import { createTestDatabase } from "@dos/service-kit/testing";
 import {
   migrateAll,
   PORTS_PER_SYSTEM,
@@ -17,6 +19,8 @@ import {
   startSystem,
   waitReady,
 } from "../../scripts/system.ts";
+import { type LockedNats, startLockedNats } from "./own-infra.ts";
+import { freePortRange } from "./ports.ts";
 
 export const OPS_TOKEN = "e2e-operator-token-0123456789abcdef";
 
@@ -24,16 +28,24 @@ export interface SystemUnderTest extends RunningSystem {
   env: Record<string, string>;
   serviceEnv: SystemOptions["serviceEnv"];
   basePort: number;
-  /** Stops the services (if still running) and drops the database. */
+  /** The system's NATS server: the URL, the harness's credentials, the refusals it logged. */
+  nats: LockedNats;
+  /**
+   * Stops the services (if still running), the NATS server when the system started it, and drops
+   * the database; fails when the NATS server refused anything (unless refusalsOnPurpose).
+   */
   teardown(): Promise<void>;
 }
 
 export interface BootOptions {
   /** Another database than a fresh one on the test run's PostgreSQL (the fault suite's own server). */
   database?: { url: string; drop(): Promise<void> };
-  natsUrl?: string;
-  /** Variables of one service only (its own NATS user, say). */
+  /** Another NATS server than one of the system's own (the fault suite's, which it stops and starts). */
+  nats?: LockedNats;
+  /** Variables of one service only, over its NATS user's. */
   serviceEnv?: SystemOptions["serviceEnv"];
+  /** The test provokes refusals itself (nats-permissions.test.ts): the teardown does not fail on them. */
+  refusalsOnPurpose?: boolean;
   /** Service logs go to files here instead of the test's output. */
   logDir?: string;
   /** The client API's rate limits as the services set them by default, not out of reach. */
@@ -51,12 +63,14 @@ export async function bootSystemUnderTest(
   extraEnv: Record<string, string> = {},
   options: BootOptions = {},
 ): Promise<SystemUnderTest> {
+  const nats = options.nats ?? (await startLockedNats("e2e-nats"));
   const database = options.database ?? (await createTestDatabase("e2e"));
   const basePort = await freePortRange(PORTS_PER_SYSTEM);
   const env = {
     DATABASE_URL: database.url,
-    NATS_URL: options.natsUrl ?? testInfra().natsUrl,
-    NATS_NAMESPACE: randomNamespace(),
+    NATS_URL: nats.url,
+    // The server is the system's own: production's names, so the permissions are production's.
+    NATS_NAMESPACE: nats.namespace,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
     API_OPS_TOKEN: OPS_TOKEN,
     WEBHOOKS_SECRET_KEY: "e2e-webhooks-secret-key-0123456789abcdef",
@@ -70,16 +84,32 @@ export async function bootSystemUnderTest(
     ...(options.productionLimits ? {} : OUT_OF_REACH_LIMITS),
     ...extraEnv,
   };
-  await migrateAll(env);
-  const system = await startSystem({ env, basePort, serviceEnv: options.serviceEnv, logDir: options.logDir });
+  const serviceEnv = Object.fromEntries(
+    SERVICES.map(({ name }) => [name, { ...nats.serviceEnv[name], ...options.serviceEnv?.[name] }]),
+  ) as SystemOptions["serviceEnv"];
+  let system: RunningSystem;
+  try {
+    await migrateAll(env);
+    system = await startSystem({ env, basePort, serviceEnv, logDir: options.logDir });
+  } catch (error) {
+    if (!options.nats) await nats.shutdown();
+    await database.drop();
+    throw error;
+  }
   return {
     ...system,
     env,
-    serviceEnv: options.serviceEnv,
+    serviceEnv,
     basePort,
+    nats,
     async teardown() {
       await system.stop();
+      const refusals = nats.refusals();
+      if (!options.nats) await nats.shutdown();
       await database.drop();
+      if (refusals.length > 0 && !options.refusalsOnPurpose) {
+        throw new Error(`the NATS server refused the system's traffic:\n${refusals.join("\n")}`);
+      }
     },
   };
 }
@@ -111,37 +141,4 @@ export async function killService(system: SystemUnderTest, name: ServiceSpec["na
   const service = system.services.find((s) => s.spec.name === name) as RunningService;
   service.child.kill("SIGKILL");
   await service.exited;
-}
-
-/**
- * A base port whose next `count` ports are free on loopback, below the kernel's ephemeral range:
- * a port inside it can be taken meanwhile by any outgoing connection on the machine (the test
- * clients make thousands), which once made a service restarted on its port fail with EADDRINUSE.
- */
-export async function freePortRange(count: number): Promise<number> {
-  const ceiling = ephemeralPortsStart() - count;
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const base = 10_000 + Math.floor(Math.random() * (ceiling - 10_000));
-    const free = await Promise.all(Array.from({ length: count }, (_, i) => isFree(base + i)));
-    if (free.every(Boolean)) return base;
-  }
-  throw new Error("no free port range found");
-}
-
-/** The first port the kernel hands to outgoing connections (Linux; 32768 elsewhere or when unreadable). */
-function ephemeralPortsStart(): number {
-  try {
-    const low = Number(readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/)[0]);
-    return low > 12_000 ? low : 32_768;
-  } catch {
-    return 32_768;
-  }
-}
-
-function isFree(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, "127.0.0.1", () => server.close(() => resolve(true)));
-  });
 }

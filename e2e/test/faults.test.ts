@@ -63,7 +63,7 @@ before(async () => {
       WEBHOOKS_RETRY_SCHEDULE: "0,200ms,500ms,1s,1s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s,2s",
       WEBHOOKS_TIMEOUT_MS: "3000",
     },
-    { database: { url: infra.databaseUrl, drop: async () => {} }, natsUrl: infra.natsUrl, logDir: LOG_DIR },
+    { database: { url: infra.databaseUrl, drop: async () => {} }, nats: infra.nats, logDir: LOG_DIR },
   );
   [account] = seedAccounts(system) as [SeededAccount];
   receiver = await startWebhookReceiver();

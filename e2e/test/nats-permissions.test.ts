@@ -1,92 +1,54 @@
 /**
- * The locked-down bus: a nats-server of this test's own (loopback, JetStream in a temp dir) runs
- * with the production authorization generated from libs/contracts (permissions.ts: one user per
- * service). The four services boot with their own users and production NATS names and do their
- * real work — tariffs, quotes, delivery events, webhooks and their replay, fleet, positions —
- * without one refusal in the server's log; a service that publishes, subscribes or manages
- * streams outside its permissions is refused, and so is a connection without credentials.
+ * The locked-down bus: the system's own nats-server (src/own-infra.ts startLockedNats, as in every
+ * e2e suite) runs with the production authorization generated from libs/contracts
+ * (permissions.ts: one user per service). The four services boot with their own users and
+ * production NATS names and do their real work — tariffs, quotes, delivery events, webhooks and
+ * their replay, fleet, positions — without one refusal in the server's log; a service that
+ * publishes, subscribes or manages streams outside its permissions is refused, and so is a
+ * connection without credentials.
  */
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { after, before, describe, test } from "node:test";
-import {
-  inboxPrefix,
-  natsNames,
-  natsServiceUsers,
-  SERVICE_NAMES,
-  type ServiceName,
-  streamConfigs,
-} from "@dos/contracts";
+import { inboxPrefix, natsNames, SERVICE_NAMES, type ServiceName, streamConfigs } from "@dos/contracts";
 import { waitFor } from "@dos/service-kit/testing";
 import { jetstream, jetstreamManager } from "@nats-io/jetstream";
 import { type NatsConnection, PermissionViolationError } from "@nats-io/nats-core";
 import { connect } from "@nats-io/transport-node";
 import { call, clientHeaders, opsHeaders, outboundDelivery, type SeededAccount, seedAccounts } from "../src/client.ts";
 import { GEO_OPS_TOKEN, operator } from "../src/operator.ts";
-import { ownNats } from "../src/own-infra.ts";
-import { bootSystemUnderTest, freePortRange, type SystemUnderTest } from "../src/system.ts";
+import { bootSystemUnderTest, type SystemUnderTest } from "../src/system.ts";
 import { registerReceiver, startWebhookReceiver, type WebhookReceiver } from "../src/webhook-receiver.ts";
 
 const names = natsNames(""); // production names: the permissions under test are production's
 const services = Object.values(SERVICE_NAMES);
-const passwords = Object.fromEntries(services.map((s) => [s, randomBytes(16).toString("hex")])) as Record<
-  ServiceName,
-  string
->;
-/** This test's own observer, outside the production users: it reads stream state to check effects. */
-const OBSERVER = { user: "observer", password: randomBytes(16).toString("hex") };
 
-let dir: string;
 let natsUrl: string;
-let log: string;
-let server: ReturnType<typeof ownNats>;
 let system: SystemUnderTest;
+/** The harness's user, outside the production users: it reads stream state to check effects. */
 let observer: NatsConnection;
 
 before(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "dos-nats-permissions-"));
-  const port = await freePortRange(1);
-  natsUrl = `nats://127.0.0.1:${port}`;
-  log = path.join(dir, "nats.log");
-  const config = path.join(dir, "auth.conf");
-  // nats-server reads JSON as its configuration format.
-  const users = [...natsServiceUsers((service) => passwords[service]), { ...OBSERVER }];
-  writeFileSync(config, JSON.stringify({ authorization: { users } }, null, 2));
-  server = ownNats(path.join(dir, "jetstream"), port, ["-c", config, "-l", log]);
-  await server.start();
-  observer = await connect({ servers: natsUrl, user: OBSERVER.user, pass: OBSERVER.password });
-  system = await bootSystemUnderTest(
-    { NATS_NAMESPACE: "", GEO_OPS_TOKEN },
-    {
-      natsUrl,
-      serviceEnv: Object.fromEntries(
-        services.map((s) => [s, { NATS_USER: s, NATS_PASSWORD: passwords[s] }]),
-      ) as SystemUnderTest["serviceEnv"],
-    },
-  );
+  // This file connects as the services outside their permissions on purpose.
+  system = await bootSystemUnderTest({ GEO_OPS_TOKEN }, { refusalsOnPurpose: true });
+  natsUrl = system.nats.url;
+  assert.equal(system.nats.namespace, "");
+  observer = await connect({ servers: natsUrl, ...system.nats.harness });
 });
 after(async () => {
-  await system?.teardown();
   await observer?.close();
-  await server?.stop();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await system?.teardown();
 });
 
+const password = (service: ServiceName) => system.nats.serviceEnv[service].NATS_PASSWORD;
 /** The refusals the server logged (publish, subscribe and authorization violations). */
-const refusals = () =>
-  readFileSync(log, "utf8")
-    .split("\n")
-    .filter((line) => /Violation/.test(line));
+const refusals = () => system.nats.refusals();
 
 /** A connection as `service`'s production user, collecting the server's permission refusals. */
 async function connectAs(service: ServiceName) {
   const nc = await connect({
     servers: natsUrl,
     user: service,
-    pass: passwords[service],
+    pass: password(service),
     inboxPrefix: inboxPrefix(service),
   });
   const refused: PermissionViolationError[] = [];
@@ -199,7 +161,7 @@ describe("outside its permissions, a service is refused", () => {
   test("a connection without credentials, or with another service's password, is refused", async () => {
     await assert.rejects(connect({ servers: natsUrl, reconnect: false }), /Authorization/i);
     await assert.rejects(
-      connect({ servers: natsUrl, reconnect: false, user: "geo-ingest", pass: passwords["delivery-api"] }),
+      connect({ servers: natsUrl, reconnect: false, user: "geo-ingest", pass: password("delivery-api") }),
       /Authorization/i,
     );
   });

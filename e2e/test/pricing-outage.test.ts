@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { SERVICES, startService, waitReady } from "../../scripts/system.ts";
 import { call, clientHeaders, opsHeaders, outboundDelivery, type SeededAccount, seedAccounts } from "../src/client.ts";
-import { bootSystemUnderTest, type SystemUnderTest } from "../src/system.ts";
+import { bootSystemUnderTest, restartService, type SystemUnderTest } from "../src/system.ts";
 
 describe("a create while pricing is down", () => {
   let system: SystemUnderTest;
@@ -52,14 +51,7 @@ describe("a create while pricing is down", () => {
     assert.match(errors[0] ?? "", /pricing/);
     assert.equal(await deliveryCount(), before, "a refused create saved nothing");
 
-    const spec = SERVICES.find((s) => s.name === "pricing");
-    assert.ok(spec);
-    const restarted = startService(spec, {
-      env: system.env,
-      basePort: Number(new URL(pricing.url).port) - spec.offset,
-    });
-    system.services[system.services.indexOf(pricing)] = restarted;
-    await waitReady(restarted, 30_000);
+    await restartService(system, "pricing");
 
     const retried = await call(`${api}/api/v2/deliveries`, "POST", headers, body);
     assert.equal(retried.status, 201);

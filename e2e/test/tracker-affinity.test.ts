@@ -10,7 +10,8 @@ import { randomBytes } from "node:crypto";
 import { after, before, test } from "node:test";
 import { type RunningService, SERVICES, startService, waitReady } from "../../scripts/system.ts";
 import { call, opsHeaders } from "../src/client.ts";
-import { bootSystemUnderTest, freePortRange, type SystemUnderTest } from "../src/system.ts";
+import { freePortRange } from "../src/ports.ts";
+import { bootSystemUnderTest, type SystemUnderTest } from "../src/system.ts";
 
 // Long enough that two requests sent one after the other always fall inside one interval's
 // tolerance (half of it), however loaded the machine.
@@ -25,7 +26,7 @@ before(async () => {
   system = await bootSystemUnderTest({ GEO_RATE_LIMIT_INTERVAL_MS: String(INTERVAL_MS) });
   const spec = SERVICES.find((s) => s.name === "geo-ingest");
   assert.ok(spec);
-  second = startService(spec, { env: system.env, basePort: await freePortRange(5) });
+  second = startService(spec, { env: system.env, serviceEnv: system.serviceEnv, basePort: await freePortRange(5) });
   await waitReady(second, 60_000);
   replicas = [system.url("geo-ingest"), second.url];
 });
