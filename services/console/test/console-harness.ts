@@ -1,7 +1,8 @@
 /**
  * The console's tests run the whole system as processes (scripts/system.ts, as `npm start`
- * does), on a fresh database and NATS namespace: the console calls delivery-api for real. The
- * e-mails go through the log adapter; the tests read their links from the console's log file.
+ * does), on a fresh database and a locked-down NATS server of their own (e2e/src/system.ts): the
+ * console calls delivery-api for real. The e-mails go through the log adapter; the tests read
+ * their links from the console's log file.
  */
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
