@@ -88,6 +88,19 @@ export function serviceEntry(spec: ServiceSpec, entry: "main" | "migrate"): stri
   return path.join(root, "services", spec.name, "dist", "src", `${entry}.js`);
 }
 
+/**
+ * A service's own variables in a system: its port (and internal listener's) from the base port,
+ * on loopback, and where the others are (its links).
+ */
+export function listenEnv(spec: ServiceSpec, basePort: number, env: Record<string, string>): Record<string, string> {
+  return {
+    PORT: String(basePort + spec.offset),
+    HOST: "127.0.0.1",
+    ...(spec.internal ? { [spec.internal.variable]: String(basePort + spec.internal.offset) } : {}),
+    ...spec.links?.(basePort, env),
+  };
+}
+
 /** Starts one service process. */
 export function startService(spec: ServiceSpec, options: SystemOptions): RunningService {
   const port = options.basePort + spec.offset;
@@ -99,10 +112,7 @@ export function startService(spec: ServiceSpec, options: SystemOptions): Running
       ...process.env,
       ...options.env,
       ...options.serviceEnv?.[spec.name],
-      PORT: String(port),
-      HOST: "127.0.0.1",
-      ...(spec.internal ? { [spec.internal.variable]: String(internalPort) } : {}),
-      ...spec.links?.(options.basePort, options.env),
+      ...listenEnv(spec, options.basePort, options.env),
     },
     stdio,
   });

@@ -23,7 +23,10 @@ export interface SeededVehicle {
 }
 
 /** Runs the demo seed against the system's database (as `npm start` does): accounts and vehicles. */
-export function seedDemo(system: SystemUnderTest): { accounts: SeededAccount[]; vehicles: SeededVehicle[] } {
+export function seedDemo(system: Pick<SystemUnderTest, "env">): {
+  accounts: SeededAccount[];
+  vehicles: SeededVehicle[];
+} {
   const result = spawnSync(process.execPath, [path.join(root, "services/delivery-api/dist/src/seed/seed-command.js")], {
     env: { ...process.env, ...system.env, DEMO_SEED_SECRET: "e2e-demo-seed-secret" },
     encoding: "utf8",

@@ -66,24 +66,17 @@ export async function bootSystemUnderTest(
   const nats = options.nats ?? (await startLockedNats("e2e-nats"));
   const database = options.database ?? (await createTestDatabase("e2e"));
   const basePort = await freePortRange(PORTS_PER_SYSTEM);
-  const env = {
-    DATABASE_URL: database.url,
-    NATS_URL: nats.url,
-    // The server is the system's own: production's names, so the permissions are production's.
-    NATS_NAMESPACE: nats.namespace,
-    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
-    API_OPS_TOKEN: OPS_TOKEN,
-    WEBHOOKS_SECRET_KEY: "e2e-webhooks-secret-key-0123456789abcdef",
-    CONSOLE_SECRET_KEY: "e2e-console-secret-key-0123456789abcdef",
-    // The receivers of the tests listen on loopback, which webhooks may reach only when allowed.
-    WEBHOOKS_ALLOWED_HOSTS: "127.0.0.0/8,::1",
-    // tracking_url and media URLs point at this delivery-api (the first port of the range).
-    API_PUBLIC_URL: `http://127.0.0.1:${basePort}`,
-    // The suites send hundreds of requests a second from one account and address; the abuse
-    // suite, which tests the limits, runs with the services' own.
-    ...(options.productionLimits ? {} : OUT_OF_REACH_LIMITS),
-    ...extraEnv,
-  };
+  const env = systemEnv(
+    {
+      databaseUrl: database.url,
+      basePort,
+      natsUrl: nats.url,
+      // The server is the system's own: production's names, so the permissions are production's.
+      natsNamespace: nats.namespace,
+      productionLimits: options.productionLimits,
+    },
+    extraEnv,
+  );
   const serviceEnv = Object.fromEntries(
     SERVICES.map(({ name }) => [name, { ...nats.serviceEnv[name], ...options.serviceEnv?.[name] }]),
   ) as SystemOptions["serviceEnv"];
@@ -111,6 +104,39 @@ export async function bootSystemUnderTest(
         throw new Error(`the NATS server refused the system's traffic:\n${refusals.join("\n")}`);
       }
     },
+  };
+}
+
+/**
+ * The variables every service of a test system gets: its database, NATS and namespace, the test
+ * secrets, loopback webhooks allowed, and the client API's limits out of reach unless asked for.
+ */
+export function systemEnv(
+  options: {
+    databaseUrl: string;
+    basePort: number;
+    natsUrl: string;
+    natsNamespace: string;
+    productionLimits?: boolean;
+  },
+  extraEnv: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    DATABASE_URL: options.databaseUrl,
+    NATS_URL: options.natsUrl,
+    NATS_NAMESPACE: options.natsNamespace,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "error",
+    API_OPS_TOKEN: OPS_TOKEN,
+    WEBHOOKS_SECRET_KEY: "e2e-webhooks-secret-key-0123456789abcdef",
+    CONSOLE_SECRET_KEY: "e2e-console-secret-key-0123456789abcdef",
+    // The receivers of the tests listen on loopback, which webhooks may reach only when allowed.
+    WEBHOOKS_ALLOWED_HOSTS: "127.0.0.0/8,::1",
+    // tracking_url and media URLs point at this delivery-api (the first port of the range).
+    API_PUBLIC_URL: `http://127.0.0.1:${options.basePort}`,
+    // The suites send hundreds of requests a second from one account and address; the abuse
+    // suite, which tests the limits, runs with the services' own.
+    ...(options.productionLimits ? {} : OUT_OF_REACH_LIMITS),
+    ...extraEnv,
   };
 }
 
