@@ -108,6 +108,13 @@ describe("the images", () => {
     }
   });
 
+  test("delivery-api's carries the operator CLI that the runbook runs in the cluster", () => {
+    const image = images.find((built) => built.service === "delivery-api");
+    assert.ok(image);
+    const help = runToCompletion(image.ref, ["/nodejs/bin/node", "tools/ops-cli/dist/src/ops.js", "help"], {});
+    assert.match(help, /accounts/);
+  });
+
   describe("booted against the machine's PostgreSQL and NATS", () => {
     let database: TestDatabase;
     const containers: string[] = [];
