@@ -9,7 +9,8 @@
  *   - the ConfigMaps' values are given as each container's env (envFrom resolved here); Secrets are
  *     replaced by test values and their CA volumes dropped: the machine's PostgreSQL and NATS have
  *     neither TLS nor the services' users, so DATABASE_URL and NATS_URL point at them directly;
- *   - NATS_STREAM_REPLICAS=1: the machine runs one NATS server, not a cluster of three;
+ *   - NATS_STREAM_REPLICAS=1: the machine runs one NATS server, not a cluster of three; the
+ *     console's e-mail adapter is `log`: no SMTP server here (e-mail lies outside the system);
  *   - each pod's /tmp emptyDir gets a name of its own (podman 4.3 makes it a named volume);
  *   - probes are dropped: podman runs an httpGet probe as curl inside the container, and the image
  *     has none; the test polls /readyz itself as the readiness probe does; preStop likewise;
@@ -53,6 +54,13 @@ export interface LocalPlay {
   deployments: K8sObject[];
 }
 
+const LOCAL_OVERRIDES = {
+  // One NATS server here, not a cluster of three: streams get one replica.
+  NATS_STREAM_REPLICAS: "1",
+  // No SMTP server here (e-mail lies outside the system): the console writes its e-mails to its log.
+  CONSOLE_MAIL_ADAPTER: "log",
+};
+
 export function localPlay(rendered: K8sObject[], options: LocalPlayOptions): LocalPlay {
   const configMaps = new Map(
     rendered
@@ -94,8 +102,7 @@ export function localPlay(rendered: K8sObject[], options: LocalPlayOptions): Loc
         }
         for (const variable of container.env ?? [])
           if (variable.value !== undefined) values[variable.name] = variable.value;
-        // One NATS server here, not a cluster of three: streams get one replica.
-        Object.assign(values, { NATS_STREAM_REPLICAS: "1" }, options.env, options.serviceEnv[service]);
+        Object.assign(values, LOCAL_OVERRIDES, options.env, options.serviceEnv[service]);
         for (const secret of ["NATS_USER", "NATS_PASSWORD", "NATS_TLS_CA_FILE", "DATABASE_USER", "DATABASE_PASSWORD"]) {
           if (!(secret in options.env)) delete values[secret];
         }

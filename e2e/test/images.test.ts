@@ -212,7 +212,10 @@ describe("podman kube play of deploy/k8s's production rendering (e2e/src/kube-pl
         async () => (await fetch(`http://127.0.0.1:${basePort + spec.offset}/readyz`)).status === 200,
         90_000,
         `${spec.name}'s pod ready`,
-      );
+      ).catch((error: Error) => {
+        const pod = podman(["pod", "ps", "--filter", `name=${spec.name}-${suffix}`, "--format", "{{.Name}}"]);
+        throw new Error(`${error.message}\n${podmanResult(["pod", "logs", "--tail", "20", pod]).output}`);
+      });
     }
 
     const [account] = seedDemo({ env }).accounts as [SeededAccount];
