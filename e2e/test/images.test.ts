@@ -5,7 +5,7 @@
  * run; podman's layer cache makes a rebuild of unchanged sources take seconds.
  */
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
@@ -164,10 +164,12 @@ describe("podman kube play of deploy/k8s's production rendering (e2e/src/kube-pl
   let database: TestDatabase;
   let receiver: WebhookReceiver | undefined;
   let suffix = "";
+  const playFiles: string[] = [];
   after(async () => {
     // kube play names a Deployment's pods itself (<name>-pod-<n>); every name carries the suffix.
     const pods = suffix ? podman(["pod", "ps", "--filter", `name=${suffix}`, "--format", "{{.Name}}"]) : "";
     if (pods) podmanResult(["pod", "rm", "--force", "--time", "15", ...pods.split("\n")]);
+    for (const file of playFiles) rmSync(file, { force: true });
     const volumes = suffix ? podman(["volume", "ls", "--filter", `name=${suffix}`, "--format", "{{.Name}}"]) : "";
     if (volumes) podmanResult(["volume", "rm", "--force", ...volumes.split("\n")]);
     await receiver?.close();
@@ -196,6 +198,7 @@ describe("podman kube play of deploy/k8s's production rendering (e2e/src/kube-pl
     const playFile = (name: string, objects: K8sObject[]) => {
       const file = path.join(IMAGES_DIR, `kube-play-${suffix}-${name}.yaml`);
       writeFileSync(file, objects.map((object) => stringify(object)).join("---\n"));
+      playFiles.push(file);
       return file;
     };
 
