@@ -12,7 +12,7 @@ export interface paths {
         };
         /**
          * List deliveries
-         * @description Newest first, by pages. `Link` (first, prev, next, last) and `X-Total-Count` describe the pages.
+         * @description Newest first, by pages. `Link` (first, prev, next, last) and `X-Total-Count` describe the pages. The status and day filters combine with the reference (all must match).
          */
         get: operations["deliveries.list"];
         put?: never;
@@ -560,10 +560,32 @@ export interface operations {
             query?: {
                 /** @description Keep only deliveries with this reference. */
                 client_order_reference?: string;
+                /**
+                 * @description Keep only deliveries created on this day (UTC, YYYY-MM-DD) or later.
+                 * @example 2026-11-21
+                 */
+                created_from?: string;
+                /**
+                 * @description Keep only deliveries created on this day (UTC, YYYY-MM-DD) or earlier.
+                 * @example 2026-11-21
+                 */
+                created_to?: string;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Items per page. */
                 per_page?: number;
+                /**
+                 * @description Keep only deliveries whose main task's slot starts on this day (UTC) or later.
+                 * @example 2026-11-21
+                 */
+                slot_from?: string;
+                /**
+                 * @description Keep only deliveries whose main task's slot starts on this day (UTC) or earlier.
+                 * @example 2026-11-21
+                 */
+                slot_to?: string;
+                /** @description Keep only deliveries in this status. */
+                status?: "saved" | "scheduled" | "picked_up" | "delivered" | "cancelled" | "failed";
             };
             header?: never;
             path?: never;

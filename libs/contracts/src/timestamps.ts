@@ -4,6 +4,12 @@
  */
 export const TIMESTAMP_PATTERN = "^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d{1,9})?(Z|[+-]\\d{2}:\\d{2})$";
 
+/** A calendar day (`YYYY-MM-DD`), as the delivery list's day filters take it. */
+export const DAY_PATTERN = "^\\d{4}-\\d{2}-\\d{2}$";
+
+/** Whether a `YYYY-MM-DD` text names a real day (2026-02-30 does not). */
+export const isCalendarDay = (text: string) => parseTimestamp(`${text}T00:00:00Z`) !== null;
+
 const timestampRegex = new RegExp(TIMESTAMP_PATTERN);
 
 const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];

@@ -3,7 +3,7 @@
  * Each service declares its own errors once, in its errors file, with these builders.
  */
 import type { ErrorObject } from "@dos/contracts";
-import { TIMESTAMP_PATTERN } from "@dos/contracts";
+import { DAY_PATTERN, TIMESTAMP_PATTERN } from "@dos/contracts";
 
 export class HttpError extends Error {
   override name = "HttpError";
@@ -99,9 +99,10 @@ function messageFor(error: ErrorObject, root: string): string {
     case "exclusiveMaximum":
       return `${label} must be ${comparison(error.keyword)} ${params.limit}`;
     case "pattern":
-      return params.pattern === TIMESTAMP_PATTERN
-        ? `${label} must be an ISO 8601 timestamp with UTC offset (YYYY-MM-DDThh:mm:ss.sss+hh:mm)`
-        : `${label} has an invalid format`;
+      if (params.pattern === TIMESTAMP_PATTERN) {
+        return `${label} must be an ISO 8601 timestamp with UTC offset (YYYY-MM-DDThh:mm:ss.sss+hh:mm)`;
+      }
+      return params.pattern === DAY_PATTERN ? `${label} must be a date (YYYY-MM-DD)` : `${label} has an invalid format`;
     case "format":
       return `${label} must be a valid ${params.format === "email" ? "e-mail address" : params.format}`;
     case "const":

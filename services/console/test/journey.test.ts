@@ -133,6 +133,36 @@ describe("deliveries", () => {
     await page.getByLabel("Client order reference").fill("CONSOLE-1B");
     await page.getByRole("button", { name: "Search" }).click();
     await page.getByRole("link", { name: `#${id}` }).waitFor();
+
+    // Filtered by status and creation day too: the URL holds the filters, so a reload keeps them.
+    const today = new Date().toISOString().slice(0, 10);
+    await page.getByLabel("Client order reference").fill("");
+    await page.getByLabel("Status").selectOption("cancelled");
+    await page.getByLabel("Created from").fill(today);
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.waitForURL(/status=cancelled/);
+    assert.equal(new URL(page.url()).searchParams.get("created_from"), today);
+    await page.reload();
+    await page.getByTestId("total").getByText("1 delivery match these filters").waitFor();
+    await page.getByRole("link", { name: `#${id}` }).waitFor();
+    assert.equal(await page.getByLabel("Status").inputValue(), "cancelled");
+    await page.getByLabel("Status").selectOption("delivered");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByTestId("total").getByText("0 deliveries match these filters").waitFor();
+    // A range that ends before it starts: the API's 422, beside the field it names.
+    await page.getByLabel("Created until").fill("2020-01-01");
+    await page.getByRole("button", { name: "Search" }).click();
+    const until = page.getByLabel("Created until");
+    const refused = page.locator(".field-error", {
+      hasText: "querystring.created_to must not be before querystring.created_from",
+    });
+    await refused.waitFor();
+    assert.equal(await until.getAttribute("aria-describedby"), await refused.getAttribute("id"));
+    await checkPage(page, "deliveries (filtered)");
+    await page.getByRole("link", { name: "Clear filters" }).click();
+    await page.getByLabel("Client order reference").fill("CONSOLE-1B");
+    await page.getByRole("button", { name: "Search" }).click();
+    await page.getByRole("link", { name: `#${id}` }).waitFor();
     await checkPage(page, "deliveries");
     await screenshot(page, "deliveries");
 

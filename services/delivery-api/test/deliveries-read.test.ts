@@ -126,6 +126,62 @@ describe("list", () => {
   });
 });
 
+describe("list filters: status and days", () => {
+  const day = (offsetDays: number) => new Date(Date.now() + offsetDays * 86_400_000).toISOString().slice(0, 10);
+  const idsOf = async (url: string) => {
+    const response = await get(url);
+    assert.equal(response.statusCode, 200, response.body);
+    return json(response).map((i: { id: number }) => i.id);
+  };
+
+  test("status, creation day and slot day filter the list and its count, combined with the reference", async () => {
+    // Ten days ahead: a slot day no other delivery of the account has.
+    const far = await create(
+      outboundBody(account, { client_order_reference: "F", dropoff: { ...slot(240), place: place(account) } }),
+    );
+    const cancel = await bed.api.app.inject({
+      method: "PATCH",
+      url: `/api/v2/deliveries/${far.id}/cancel`,
+      headers: account.headers,
+    });
+    assert.equal(cancel.statusCode, 200, cancel.body);
+    const farDay = far.dropoff.slot_starting_at
+      ? new Date(far.dropoff.slot_starting_at).toISOString().slice(0, 10)
+      : "";
+
+    assert.deepEqual(await idsOf("/api/v2/deliveries?status=cancelled"), [far.id]);
+    const saved = await get("/api/v2/deliveries?status=saved&client_order_reference=A");
+    assert.equal(saved.headers["x-total-count"], "3");
+    assert.deepEqual(await idsOf(`/api/v2/deliveries?slot_from=${farDay}&slot_to=${farDay}`), [far.id]);
+    assert.equal((await idsOf(`/api/v2/deliveries?slot_to=${day(9)}`)).includes(far.id), false);
+    assert.equal((await idsOf(`/api/v2/deliveries?created_from=${day(0)}&created_to=${day(0)}`)).length, 6);
+    assert.deepEqual(await idsOf(`/api/v2/deliveries?created_to=${day(-1)}`), [], "none created before today");
+    assert.deepEqual(await idsOf(`/api/v2/deliveries?created_from=${day(1)}`), [], "none created after today");
+    const link = (await get("/api/v2/deliveries?status=cancelled&per_page=1")).headers.link;
+    assert.match(String(link), /status=cancelled/, "the page links keep the filters");
+  });
+
+  test("a bad filter is a 422 naming its parameter", async () => {
+    const long = "querystring.created_from must be at most 10 characters";
+    const cases: [string, ...string[]][] = [
+      ["status=lost", "querystring.status must be one of saved, scheduled, picked_up, delivered, cancelled, failed"],
+      ["created_from=2026-02-30", "querystring.created_from is not a real date"],
+      ["slot_to=tomorrow", "querystring.slot_to must be a date (YYYY-MM-DD)"],
+      [`created_from=${"9".repeat(300)}`, long, "querystring.created_from must be a date (YYYY-MM-DD)"],
+      ["slot_from=2026-05-02&slot_to=2026-05-01", "querystring.slot_to must not be before querystring.slot_from"],
+      [
+        "created_from=2026-05-02&created_to=2026-05-01",
+        "querystring.created_to must not be before querystring.created_from",
+      ],
+    ];
+    for (const [query, ...messages] of cases) {
+      const response = await get(`/api/v2/deliveries?${query}`);
+      assert.equal(response.statusCode, 422, query);
+      assert.deepEqual(json(response), { errors: messages }, query);
+    }
+  });
+});
+
 describe("get and latest", () => {
   test("get answers the delivery as create did", async () => {
     const created = await create(outboundBody(account, { client_order_reference: "GET-1" }));

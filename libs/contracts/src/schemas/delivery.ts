@@ -4,6 +4,7 @@
  * input; a package may name a catalogue entry on input).
  */
 import { type Static, Type } from "@sinclair/typebox";
+import { DAY_PATTERN } from "../timestamps.ts";
 import { LIMITS, LongText, Nullable, ShortText, Timestamp } from "./common.ts";
 
 export const DELIVERY_STATUSES = ["saved", "scheduled", "picked_up", "delivered", "cancelled", "failed"] as const;
@@ -293,12 +294,29 @@ export const DELIVERY_LIST_MAX_PER_PAGE = 100;
 export const DELIVERY_LIST_MAX_PAGE = 10_000;
 export const DELIVERY_LIST_DEFAULT_PER_PAGE = 25;
 
-/** The query of the delivery list and of latest: a reference filter, and bounded pages (list only). */
+/** A calendar day (UTC) bounding a list filter, inclusive. */
+const ListDay = (description: string) =>
+  Type.Optional(Type.String({ pattern: DAY_PATTERN, maxLength: 10, examples: ["2026-11-21"], description }));
+
+/**
+ * The query of the delivery list and of latest: a reference filter, and bounded pages (list only).
+ * The status and date filters are the list's only (beyond the spec; docs/spec-decisions.md).
+ */
 export const DeliveryListQuery = Type.Object(
   {
     client_order_reference: Type.Optional(
       Type.String({ maxLength: LIMITS.shortText, description: "Keep only deliveries with this reference." }),
     ),
+    status: Type.Optional(
+      Type.Union(
+        DELIVERY_STATUSES.map((s) => Type.Literal(s)),
+        { description: "Keep only deliveries in this status." },
+      ),
+    ),
+    created_from: ListDay("Keep only deliveries created on this day (UTC, YYYY-MM-DD) or later."),
+    created_to: ListDay("Keep only deliveries created on this day (UTC, YYYY-MM-DD) or earlier."),
+    slot_from: ListDay("Keep only deliveries whose main task's slot starts on this day (UTC) or later."),
+    slot_to: ListDay("Keep only deliveries whose main task's slot starts on this day (UTC) or earlier."),
     page: Type.Optional(
       Type.Integer({ minimum: 1, maximum: DELIVERY_LIST_MAX_PAGE, default: 1, description: "Page number, from 1." }),
     ),

@@ -5,7 +5,7 @@
 import type { QueryClient } from "@tanstack/react-query";
 import { createRootRouteWithContext, createRoute, createRouter, redirect } from "@tanstack/react-router";
 import { BillingPage } from "./pages/billing.tsx";
-import { DeliveriesPage, DeliveryPage, NewDeliveryPage } from "./pages/deliveries.tsx";
+import { DeliveriesPage, DeliveryPage, listSearchOf, NewDeliveryPage } from "./pages/deliveries.tsx";
 import { HomePage } from "./pages/home.tsx";
 import { Layout, NotFoundPage } from "./pages/layout.tsx";
 import { InvitationPage, ResetCompletePage, ResetRequestPage, SignInPage } from "./pages/sign-in.tsx";
@@ -32,7 +32,12 @@ const signedIn = createRoute({
 });
 
 const home = createRoute({ getParentRoute: () => signedIn, path: "/", component: HomePage });
-const deliveries = createRoute({ getParentRoute: () => signedIn, path: "/deliveries", component: DeliveriesPage });
+const deliveries = createRoute({
+  getParentRoute: () => signedIn,
+  path: "/deliveries",
+  validateSearch: listSearchOf,
+  component: DeliveriesPage,
+});
 const newDelivery = createRoute({
   getParentRoute: () => signedIn,
   path: "/deliveries/new",

@@ -22,6 +22,10 @@ export const redeliveryNeedsFailed = (id: number, status: string) =>
   unprocessable(`original delivery ${id} must be failed to be redelivered; it is ${status}`);
 export const alreadyRedelivered = (id: number, redeliveryId: number) =>
   unprocessable(`original delivery ${id} already has redelivery ${redeliveryId}`);
+/** A list filter's range whose last day is before its first. */
+export const rangeEndBeforeStart = (from: string, to: string) =>
+  unprocessable(`querystring.${to} must not be before querystring.${from}`);
+export const notACalendarDay = (parameter: string) => unprocessable(`querystring.${parameter} is not a real date`);
 export const cancelTakesNoBody = () => unprocessable("body must be empty: cancel takes no fields");
 /** Another request changed the delivery while this one was being priced, three times in a row. */
 export const concurrentChange = (id: number) =>

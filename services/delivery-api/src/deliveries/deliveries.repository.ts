@@ -2,6 +2,8 @@
  * SQL of the delivery operations. Every query is scoped to the caller's account: another
  * account's delivery is simply not found.
  */
+
+import type { DeliveryStatus } from "@dos/contracts";
 import { type Insertable, sql, type Updateable } from "kysely";
 import type { Db } from "../db/database.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TaskKind, TasksTable } from "./deliveries.table.ts";
@@ -40,15 +42,19 @@ export async function findLatestDelivery(db: Db, accountId: number, reference: s
   return delivery ? loadParts(db, delivery) : undefined;
 }
 
+/** The list's filters (the days are UTC calendar days, inclusive). */
 export interface ListFilter {
   accountId: number;
-  reference: string | undefined;
-  limit: number;
-  offset: number;
+  reference?: string | undefined;
+  status?: DeliveryStatus | undefined;
+  createdFrom?: string | undefined;
+  createdTo?: string | undefined;
+  slotFrom?: string | undefined;
+  slotTo?: string | undefined;
 }
 
-/** A page of the list, newest first, with the slot of the main task (pickup when inbound, else dropoff). */
-export function listDeliveries(db: Db, filter: ListFilter) {
+/** The account's deliveries matching the filter, joined to their main task (pickup when inbound, else dropoff). */
+function filteredDeliveries(db: Db, filter: ListFilter) {
   let query = db
     .selectFrom("deliveries as d")
     .innerJoin("tasks as t", (join) =>
@@ -56,19 +62,33 @@ export function listDeliveries(db: Db, filter: ListFilter) {
         .onRef("t.delivery_id", "=", "d.id")
         .on(sql<boolean>`t.kind = case when d.direction = 'inbound' then 'pickup' else 'dropoff' end`),
     )
-    .select(["d.id", "d.created_at", "d.status", "d.price_cents", "t.slot_starting_at", "t.slot_ending_at"])
     .where("d.account_id", "=", filter.accountId);
   if (filter.reference !== undefined) query = query.where("d.client_order_reference", "=", filter.reference);
-  return query.orderBy("d.id", "desc").limit(filter.limit).offset(filter.offset).execute();
+  if (filter.status !== undefined) query = query.where("d.status", "=", filter.status);
+  if (filter.createdFrom !== undefined) query = query.where("d.created_at", ">=", dayStart(filter.createdFrom));
+  if (filter.createdTo !== undefined) query = query.where("d.created_at", "<", dayAfter(filter.createdTo));
+  if (filter.slotFrom !== undefined) query = query.where("t.slot_starting_at", ">=", dayStart(filter.slotFrom));
+  if (filter.slotTo !== undefined) query = query.where("t.slot_starting_at", "<", dayAfter(filter.slotTo));
+  return query;
 }
 
-export async function countDeliveries(db: Db, accountId: number, reference: string | undefined): Promise<number> {
-  let query = db
-    .selectFrom("deliveries")
+const dayStart = (day: string) => sql<Date>`(${day}::date)::timestamp at time zone 'UTC'`;
+const dayAfter = (day: string) => sql<Date>`(${day}::date + 1)::timestamp at time zone 'UTC'`;
+
+/** A page of the list, newest first, with the slot of the main task. */
+export function listDeliveries(db: Db, filter: ListFilter, page: { limit: number; offset: number }) {
+  return filteredDeliveries(db, filter)
+    .select(["d.id", "d.created_at", "d.status", "d.price_cents", "t.slot_starting_at", "t.slot_ending_at"])
+    .orderBy("d.id", "desc")
+    .limit(page.limit)
+    .offset(page.offset)
+    .execute();
+}
+
+export async function countDeliveries(db: Db, filter: ListFilter): Promise<number> {
+  const row = await filteredDeliveries(db, filter)
     .select((eb) => eb.fn.countAll<string>().as("count"))
-    .where("account_id", "=", accountId);
-  if (reference !== undefined) query = query.where("client_order_reference", "=", reference);
-  const row = await query.executeTakeFirstOrThrow();
+    .executeTakeFirstOrThrow();
   return Number(row.count);
 }
 

@@ -3,6 +3,7 @@
  * are validated at the edge with the contracts schemas, which also feed the OpenAPI document.
  */
 import {
+  DELIVERY_LIST_DEFAULT_PER_PAGE,
   Delivery,
   DeliveryCreateInput,
   DeliveryListItem,
@@ -10,12 +11,13 @@ import {
   DeliveryQuote,
   DeliveryUpdateInput,
   ErrorBody,
+  isCalendarDay,
   RedeliveryInput,
 } from "@dos/contracts";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { type IdempotentResponse, idempotentRequest } from "../idempotency/idempotency.ts";
-import { cancelTakesNoBody } from "./deliveries.errors.ts";
+import { cancelTakesNoBody, notACalendarDay, rangeEndBeforeStart } from "./deliveries.errors.ts";
 import type { DeliveriesService } from "./deliveries.service.ts";
 import { DeliveryIdParams, deliveryIdOf } from "./delivery-id.ts";
 import { paginationHeaders } from "./pagination.ts";
@@ -36,8 +38,6 @@ const IdempotencyHeaders = Type.Object({
 const errors = (...statuses: number[]) => Object.fromEntries(statuses.map((status) => [status, ErrorBody]));
 const tags = ["deliveries"];
 
-type Query = { client_order_reference?: string; page?: number; per_page?: number };
-
 function send(reply: FastifyReply, response: IdempotentResponse) {
   if (response.replayed) reply.header("idempotent-replayed", "true");
   return reply.code(response.status).send(response.body);
@@ -53,17 +53,40 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
         tags,
         operationId: "deliveries.list",
         summary: "List deliveries",
-        description: "Newest first, by pages. `Link` (first, prev, next, last) and `X-Total-Count` describe the pages.",
+        description:
+          "Newest first, by pages. `Link` (first, prev, next, last) and `X-Total-Count` describe the pages. " +
+          "The status and day filters combine with the reference (all must match).",
         querystring: DeliveryListQuery,
         response: { 200: Type.Array(DeliveryListItem), ...errors(401, 422) },
       },
     },
     async (request, reply) => {
-      const query = request.query as Query;
+      const query = request.query as DeliveryListQuery;
       const page = query.page ?? 1;
-      const perPage = query.per_page ?? 25;
-      const reference = query.client_order_reference;
-      const { items, total } = await deliveries.list(request.account, { reference, page, perPage });
+      const perPage = query.per_page ?? DELIVERY_LIST_DEFAULT_PER_PAGE;
+      for (const [from, to] of [
+        ["created_from", "created_to"],
+        ["slot_from", "slot_to"],
+      ] as const) {
+        const start = query[from];
+        const end = query[to];
+        for (const [name, value] of [
+          [from, start],
+          [to, end],
+        ] as const) {
+          if (value !== undefined && !isCalendarDay(value)) throw notACalendarDay(name);
+        }
+        if (start !== undefined && end !== undefined && end < start) throw rangeEndBeforeStart(from, to);
+      }
+      const filter = {
+        reference: query.client_order_reference,
+        status: query.status,
+        createdFrom: query.created_from,
+        createdTo: query.created_to,
+        slotFrom: query.slot_from,
+        slotTo: query.slot_to,
+      };
+      const { items, total } = await deliveries.list(request.account, { filter, page, perPage });
       reply.headers(paginationHeaders(request.url, { page, perPage, total }));
       return items;
     },
@@ -114,7 +137,7 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
         response: { 200: Delivery, ...errors(401, 404, 422) },
       },
     },
-    async (request) => deliveries.latest(request.account, (request.query as Query).client_order_reference),
+    async (request) => deliveries.latest(request.account, (request.query as DeliveryListQuery).client_order_reference),
   );
 
   app.get(

@@ -33,6 +33,7 @@ import {
   countDeliveries,
   findDelivery,
   findLatestDelivery,
+  type ListFilter,
   listDeliveries,
   lockDelivery,
   replacePackages,
@@ -75,17 +76,13 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   }
 
   return {
-    async list(account: ClientAccount, query: { reference?: string; page: number; perPage: number }) {
-      const filter = {
-        accountId: account.id,
-        reference: query.reference,
-        limit: query.perPage,
-        offset: (query.page - 1) * query.perPage,
-      };
-      const [rows, total] = await Promise.all([
-        listDeliveries(db, filter),
-        countDeliveries(db, account.id, query.reference),
-      ]);
+    async list(
+      account: ClientAccount,
+      query: { filter: Omit<ListFilter, "accountId">; page: number; perPage: number },
+    ) {
+      const filter = { ...query.filter, accountId: account.id };
+      const page = { limit: query.perPage, offset: (query.page - 1) * query.perPage };
+      const [rows, total] = await Promise.all([listDeliveries(db, filter, page), countDeliveries(db, filter)]);
       return { items: rows.map(presentListItem) as DeliveryListItem[], total };
     },
 

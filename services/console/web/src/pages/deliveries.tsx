@@ -1,5 +1,5 @@
 /**
- * Deliveries: the list (by client_order_reference, by pages), a delivery's page (tasks,
+ * Deliveries: the list (filtered by client_order_reference, status and days, by pages; the URL holds them), a delivery's page (tasks,
  * packages, price, tracking link, proof), and the form that creates one, whose refusals are shown
  * beside the field the API names. Everything goes through the client API as the signed-in
  * person (clientApi), so its rules and messages are the ones shown.
@@ -7,7 +7,7 @@
 
 import type { components } from "@dos/api-types/client-v2";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, notFound, useNavigate, useParams } from "@tanstack/react-router";
+import { Link, notFound, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { clientApi } from "../client-api.ts";
 import { euros, when } from "./display.tsx";
@@ -17,23 +17,75 @@ type Delivery = components["schemas"]["Delivery"];
 type Task = components["schemas"]["Task"];
 
 const PER_PAGE = 20;
+
+type DeliveryStatus = components["schemas"]["Delivery"]["status"];
+/** Every status the API knows, with its label: a status the API adds fails the typecheck until it is named here. */
+const STATUS_LABELS: Record<DeliveryStatus, string> = {
+  saved: "Saved",
+  scheduled: "Scheduled",
+  picked_up: "Picked up",
+  delivered: "Delivered",
+  cancelled: "Cancelled",
+  failed: "Failed",
+};
+
+/** The list's filters and page, as the URL holds them (`/deliveries?status=failed&created_from=…`). */
+export interface ListSearch {
+  client_order_reference?: string;
+  status?: DeliveryStatus;
+  created_from?: string;
+  created_to?: string;
+  slot_from?: string;
+  slot_to?: string;
+  page?: number;
+}
+const DAY_FILTERS = [
+  ["created_from", "Created from"],
+  ["created_to", "Created until"],
+  ["slot_from", "Slot from"],
+  ["slot_to", "Slot until"],
+] as const;
+
+/** Keeps what the URL holds that can be a filter; the API checks the values themselves (a 422 beside the field). */
+export function listSearchOf(search: Record<string, unknown>): ListSearch {
+  const text = (value: unknown) => (typeof value === "string" && value !== "" ? value.slice(0, 255) : undefined);
+  const status = text(search.status);
+  const page = Number(search.page);
+  const result: ListSearch = {};
+  const reference = text(search.client_order_reference);
+  if (reference) result.client_order_reference = reference;
+  if (status && status in STATUS_LABELS) result.status = status as DeliveryStatus;
+  for (const [name] of DAY_FILTERS) {
+    const day = text(search[name]);
+    if (day) result[name] = day;
+  }
+  if (Number.isInteger(page) && page > 1) result.page = page;
+  return result;
+}
+
 export function DeliveriesPage() {
-  const [reference, setReference] = useState("");
-  const [page, setPage] = useState(1);
+  const search = useSearch({ from: "/signed-in/deliveries" });
+  const navigate = useNavigate({ from: "/deliveries" });
+  const page = search.page ?? 1;
+  const { page: _page, ...filters } = search;
   const list = useQuery({
-    queryKey: ["deliveries", reference, page],
+    queryKey: ["deliveries", search],
     queryFn: async () => {
-      const query = { page, per_page: PER_PAGE, ...(reference ? { client_order_reference: reference } : {}) };
+      const query = { ...filters, page, per_page: PER_PAGE };
       const { data, error, response } = await clientApi.GET("/api/v2/deliveries", { params: { query } });
-      if (error) throw new Error(error.errors.join("; "));
-      return { items: data, hasNext: /rel="next"/.test(response.headers.get("link") ?? "") };
+      if (error) return { errors: error.errors, items: [], hasNext: false, total: 0 };
+      const total = Number(response.headers.get("x-total-count") ?? data.length);
+      return { errors: [], items: data, hasNext: /rel="next"/.test(response.headers.get("link") ?? ""), total };
     },
   });
-  const search = (event: FormEvent<HTMLFormElement>) => {
+  const errors = list.data?.errors ?? [];
+  const apply = (event: FormEvent<HTMLFormElement>) => {
     event.preventDefault();
-    setReference(String(new FormData(event.currentTarget).get("reference") ?? "").trim());
-    setPage(1);
+    const form = new FormData(event.currentTarget);
+    const entries = [...form.entries()].map(([name, value]) => [name, String(value).trim()]);
+    navigate({ search: listSearchOf(Object.fromEntries(entries)) });
   };
+  const filtered = Object.keys(filters).length > 0;
   return (
     <>
       <h1>Deliveries</h1>
@@ -43,12 +95,61 @@ export function DeliveriesPage() {
         </Link>
       </p>
       <search>
-        <form className="filters" onSubmit={search}>
-          <Field label="Client order reference" name="reference" />
+        {/* Keyed by the URL's filters, so going back in history shows the filters of that page. */}
+        <form className="filters" onSubmit={apply} key={JSON.stringify(filters)} aria-label="Filters">
+          <Field
+            label="Client order reference"
+            name="client_order_reference"
+            path="querystring.client_order_reference"
+            errors={errors}
+            defaultValue={filters.client_order_reference ?? ""}
+          />
+          <Field label="Status" name="status" path="querystring.status" errors={errors}>
+            {(id, describedBy) => (
+              <select id={id} name="status" defaultValue={filters.status ?? ""} aria-describedby={describedBy}>
+                <option value="">Any status</option>
+                {Object.entries(STATUS_LABELS).map(([value, label]) => (
+                  <option key={value} value={value}>
+                    {label}
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          {DAY_FILTERS.map(([name, label]) => (
+            <Field
+              key={name}
+              label={label}
+              name={name}
+              type="date"
+              path={`querystring.${name}`}
+              errors={errors}
+              defaultValue={filters[name] ?? ""}
+            />
+          ))}
           <button type="submit">Search</button>
+          {filtered && (
+            <Link to="/deliveries" search={{}} className="button secondary">
+              Clear filters
+            </Link>
+          )}
         </form>
       </search>
+      <Errors
+        errors={errors}
+        claimed={[
+          "querystring.client_order_reference",
+          "querystring.status",
+          ...DAY_FILTERS.map(([name]) => `querystring.${name}`),
+        ]}
+      />
       {list.error && <Errors errors={[list.error.message]} />}
+      {list.data && errors.length === 0 && (
+        <p role="status" data-testid="total">
+          {list.data.total} {list.data.total === 1 ? "delivery" : "deliveries"}
+          {filtered ? " match these filters" : ""}
+        </p>
+      )}
       <table>
         <caption className="visually-hidden">Deliveries, newest first</caption>
         <thead>
@@ -68,7 +169,7 @@ export function DeliveriesPage() {
                   #{delivery.id}
                 </Link>
               </td>
-              <td>{delivery.status}</td>
+              <td>{STATUS_LABELS[delivery.status]}</td>
               <td>
                 {when(delivery.slot_starting_at)} – {when(delivery.slot_ending_at)}
               </td>
@@ -78,13 +179,22 @@ export function DeliveriesPage() {
           ))}
         </tbody>
       </table>
-      {list.data?.items.length === 0 && <p>No delivery{reference ? ` with the reference ${reference}` : ""}.</p>}
       <nav aria-label="Pages" className="pages">
-        <button type="button" className="secondary" disabled={page === 1} onClick={() => setPage(page - 1)}>
+        <button
+          type="button"
+          className="secondary"
+          disabled={page === 1}
+          onClick={() => navigate({ search: { ...filters, ...(page > 2 ? { page: page - 1 } : {}) } })}
+        >
           Previous page
         </button>
         <span>Page {page}</span>
-        <button type="button" className="secondary" disabled={!list.data?.hasNext} onClick={() => setPage(page + 1)}>
+        <button
+          type="button"
+          className="secondary"
+          disabled={!list.data?.hasNext}
+          onClick={() => navigate({ search: { ...filters, page: page + 1 } })}
+        >
           Next page
         </button>
       </nav>
