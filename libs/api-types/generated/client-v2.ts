@@ -69,6 +69,26 @@ export interface paths {
         patch: operations["deliveries.cancel"];
         trace?: never;
     };
+    "/api/v2/deliveries/{delivery_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a delivery's events (its status timeline)
+         * @description Beyond the spec: the events webhooks carry for this delivery (created, updated, status changes, cancelled, redelivery), oldest first; the latest 200 at most, kept as long as published events are (`API_OUTBOX_RETENTION_HOURS`).
+         */
+        get: operations["deliveries.events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/deliveries/{delivery_id}/redelivery": {
         parameters: {
             query?: never;
@@ -335,6 +355,31 @@ export interface components {
         DeliveryQuote: {
             direction: "outbound" | "inbound" | "other";
             price_cents: number | null;
+        };
+        /**
+         * DeliveryTimelineEvent
+         * @example {
+         *       "id": "0b8e5a3c-4c1e-4f6a-9d55-2b5c8f0e9a11",
+         *       "type": "delivery.status_changed",
+         *       "occurred_at": "2026-11-21T09:30:00.000+00:00",
+         *       "sequence": 3,
+         *       "status": "picked_up",
+         *       "previous_status": "scheduled"
+         *     }
+         */
+        DeliveryTimelineEvent: {
+            /**
+             * Format: uuid
+             * @description The event's id, as in the webhook (webhook-id).
+             */
+            id: string;
+            occurred_at: string;
+            /** @description The status before a status change; null for other events. */
+            previous_status: string | null;
+            sequence: number;
+            /** @description The delivery's status after the event. */
+            status: string;
+            type: "delivery.created" | "delivery.updated" | "delivery.cancelled" | "delivery.status_changed" | "delivery.redelivery_created";
         };
         /** DeliveryUpdateInput */
         DeliveryUpdateInput: {
@@ -1135,6 +1180,79 @@ export interface operations {
             };
             /** @description Refused: each message names the field and the problem. */
             422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The account's rate limit, or the address's failed-authentication budget, is spent. */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "deliveries.events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The integer identifier of the delivery. */
+                delivery_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryTimelineEvent"][];
+                };
+            };
+            /** @description X-User-Email and X-User-Token do not name an active token. */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (another account's resources are not found either). */
+            404: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];

@@ -128,6 +128,13 @@ describe("deliveries", () => {
     await page.getByRole("button", { name: `Confirm: cancel delivery #${id}` }).click();
     await page.getByTestId("status").getByText("cancelled").waitFor();
     assert.equal(await page.getByRole("button", { name: "Cancel the delivery" }).count(), 0);
+    // The timeline: the delivery's events, oldest first, the cancellation among them without a reload.
+    const timeline = page.getByTestId("timeline").getByRole("listitem");
+    await timeline.filter({ hasText: "Cancelled" }).waitFor();
+    assert.deepEqual(
+      (await timeline.allTextContents()).map((text) => text.replace(/^.* UTC /, "")),
+      ["Created (Saved)", "Changed", "Cancelled"],
+    );
 
     await page.getByRole("link", { name: "Deliveries" }).click();
     await page.getByLabel("Client order reference").fill("CONSOLE-1B");

@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
 import {
   type DeliveriesTestbed,
   json,
@@ -243,6 +244,56 @@ describe("get and latest", () => {
   });
 });
 
+describe("timeline (a delivery's events)", () => {
+  test("every event of the delivery, oldest first, with the status after it; 404 for another account's", async () => {
+    const created = await create(outboundBody(account, { client_order_reference: "T" }));
+    const url = `/api/v2/deliveries/${created.id}`;
+    const patch = await bed.api.app.inject({
+      method: "PATCH",
+      url,
+      headers: account.headers,
+      payload: { comments: "ring twice" },
+    });
+    assert.equal(patch.statusCode, 200, patch.body);
+    const cancel = await bed.api.app.inject({ method: "PATCH", url: `${url}/cancel`, headers: account.headers });
+    assert.equal(cancel.statusCode, 200, cancel.body);
+
+    const response = await get(`${url}/events`);
+    assert.equal(response.statusCode, 200, response.body);
+    const events = json(response) as Array<Record<string, unknown>>;
+    assert.deepEqual(
+      events.map(({ type, sequence, status, previous_status }) => ({ type, sequence, status, previous_status })),
+      [
+        { type: "delivery.created", sequence: 1, status: "saved", previous_status: null },
+        { type: "delivery.updated", sequence: 2, status: "saved", previous_status: null },
+        { type: "delivery.cancelled", sequence: 3, status: "cancelled", previous_status: "saved" },
+      ],
+    );
+    assert.match(String(events[0]?.occurred_at), /^\d{4}-\d{2}-\d{2}T.*\+00:00$/);
+
+    const stranger = await createTestAccount(bed.api.db);
+    const foreign = await get(`${url}/events`, stranger.headers);
+    assert.equal(foreign.statusCode, 404);
+    assert.deepEqual(json(foreign), { errors: [`delivery ${created.id} not found`] });
+    assert.equal((await get("/api/v2/deliveries/01/events")).statusCode, 404);
+  });
+
+  test("bounded: the latest 200 events only", async () => {
+    const created = await create(outboundBody(account));
+    // 250 more events than create wrote, as a long-lived delivery's changes would add them.
+    await sql`
+      insert into outbox (id, account_id, delivery_id, sequence, type, subject, event, published_at)
+      select gen_random_uuid(), ${account.accountId}, ${created.id}, n, 'delivery.updated', 'x',
+        '{"payload":{"delivery":{"status":"saved"}}}', now()
+      from generate_series(2, 251) as n
+    `.execute(bed.api.db);
+    const events = json(await get(`/api/v2/deliveries/${created.id}/events`)) as Array<{ sequence: number }>;
+    assert.equal(events.length, 200);
+    assert.equal(events[0]?.sequence, 52);
+    assert.equal(events.at(-1)?.sequence, 251);
+  });
+});
+
 describe("tenant isolation", () => {
   test("another account's delivery is a 404 on every operation, never a 403 or a leak", async () => {
     const stranger = await createTestAccount(bed.api.db);
@@ -280,6 +331,7 @@ describe("authentication", () => {
       ["POST", "/api/v2/deliveries/quote"],
       ["GET", "/api/v2/deliveries/latest"],
       ["GET", `/api/v2/deliveries/${ids[0]}`],
+      ["GET", `/api/v2/deliveries/${ids[0]}/events`],
       ["PATCH", `/api/v2/deliveries/${ids[0]}`],
       ["PUT", `/api/v2/deliveries/${ids[0]}`],
       ["PATCH", `/api/v2/deliveries/${ids[0]}/cancel`],

@@ -26,3 +26,35 @@ export const DeliveryEvent = Type.Object(
   { title: "DeliveryEvent" },
 );
 export type DeliveryEvent = Static<typeof DeliveryEvent>;
+
+/** Most events the timeline of one delivery answers: its latest ones (decided in docs/spec-decisions.md). */
+export const DELIVERY_TIMELINE_MAX_EVENTS = 200;
+
+/** One event of a delivery's timeline (beyond the spec): what changed, when, and the status after it. */
+export const DeliveryTimelineEvent = Type.Object(
+  {
+    id: Type.String({ format: "uuid", description: "The event's id, as in the webhook (webhook-id)." }),
+    type: DeliveryEventType,
+    occurred_at: Type.String(),
+    sequence: Type.Integer({ minimum: 1 }),
+    status: Type.String({ description: "The delivery's status after the event." }),
+    previous_status: Type.Union([Type.String(), Type.Null()], {
+      description: "The status before a status change; null for other events.",
+    }),
+  },
+  {
+    title: "DeliveryTimelineEvent",
+    additionalProperties: false,
+    examples: [
+      {
+        id: "0b8e5a3c-4c1e-4f6a-9d55-2b5c8f0e9a11",
+        type: "delivery.status_changed",
+        occurred_at: "2026-11-21T09:30:00.000+00:00",
+        sequence: 3,
+        status: "picked_up",
+        previous_status: "scheduled",
+      },
+    ],
+  },
+);
+export type DeliveryTimelineEvent = Static<typeof DeliveryTimelineEvent>;

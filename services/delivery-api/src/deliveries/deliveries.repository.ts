@@ -34,6 +34,17 @@ async function loadParts(db: Db, delivery: StoredDelivery["delivery"]): Promise<
   return { delivery, tasks, packages };
 }
 
+/** Whether the account has this delivery. */
+export async function deliveryExists(db: Db, accountId: number, id: number): Promise<boolean> {
+  const row = await db
+    .selectFrom("deliveries")
+    .select("id")
+    .where("id", "=", id)
+    .where("account_id", "=", accountId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** The newest delivery of the account (with that reference, when given). */
 export async function findLatestDelivery(db: Db, accountId: number, reference: string | undefined) {
   let query = db.selectFrom("deliveries").selectAll().where("account_id", "=", accountId);

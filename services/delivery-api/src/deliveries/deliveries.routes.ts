@@ -4,11 +4,13 @@
  */
 import {
   DELIVERY_LIST_DEFAULT_PER_PAGE,
+  DELIVERY_TIMELINE_MAX_EVENTS,
   Delivery,
   DeliveryCreateInput,
   DeliveryListItem,
   DeliveryListQuery,
   DeliveryQuote,
+  DeliveryTimelineEvent,
   DeliveryUpdateInput,
   ErrorBody,
   isCalendarDay,
@@ -153,6 +155,25 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
       },
     },
     async (request) => deliveries.get(request.account, deliveryIdOf(request)),
+  );
+
+  app.get(
+    "/deliveries/:delivery_id/events",
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        operationId: "deliveries.events",
+        summary: "List a delivery's events (its status timeline)",
+        description:
+          "Beyond the spec: the events webhooks carry for this delivery (created, updated, status changes, " +
+          `cancelled, redelivery), oldest first; the latest ${DELIVERY_TIMELINE_MAX_EVENTS} at most, kept as long ` +
+          "as published events are (`API_OUTBOX_RETENTION_HOURS`).",
+        params: DeliveryIdParams,
+        response: { 200: Type.Array(DeliveryTimelineEvent), ...errors(401, 404) },
+      },
+    },
+    async (request) => deliveries.timeline(request.account, deliveryIdOf(request)),
   );
 
   for (const method of ["PATCH", "PUT"] as const) {

@@ -4,16 +4,19 @@
  * change and its outbox event commit together.
  */
 import { isDeepStrictEqual } from "node:util";
-import type {
-  Delivery,
-  DeliveryCreateInput,
-  DeliveryListItem,
-  DeliveryQuote,
-  DeliveryUpdateInput,
+import {
+  DELIVERY_TIMELINE_MAX_EVENTS,
+  type Delivery,
+  type DeliveryCreateInput,
+  type DeliveryListItem,
+  type DeliveryQuote,
+  type DeliveryTimelineEvent,
+  type DeliveryUpdateInput,
 } from "@dos/contracts";
 import type { ClientAccount } from "../auth/client-account.ts";
 import type { Db } from "../db/database.ts";
 import { type IdempotentRequest, type IdempotentResponse, respondOnce } from "../idempotency/idempotency.ts";
+import { timelineEvents } from "../outbox/outbox.repository.ts";
 import {
   cannotCancel,
   cannotUpdate,
@@ -31,6 +34,7 @@ import {
 } from "./deliveries.mappers.ts";
 import {
   countDeliveries,
+  deliveryExists,
   findDelivery,
   findLatestDelivery,
   type ListFilter,
@@ -90,6 +94,12 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
       const stored = await findDelivery(db, account.id, id);
       if (!stored) throw deliveryNotFound(id);
       return present(stored);
+    },
+
+    /** The delivery's timeline: its latest events, oldest first; 404 for another account's delivery. */
+    async timeline(account: ClientAccount, id: number): Promise<DeliveryTimelineEvent[]> {
+      if (!(await deliveryExists(db, account.id, id))) throw deliveryNotFound(id);
+      return (await timelineEvents(db, account.id, id, DELIVERY_TIMELINE_MAX_EVENTS)) as DeliveryTimelineEvent[];
     },
 
     async latest(account: ClientAccount, reference: string | undefined): Promise<Delivery> {

@@ -130,3 +130,26 @@ export async function tryRelayLock(db: Db): Promise<boolean> {
   `.execute(db);
   return rows[0]?.locked === true;
 }
+
+/**
+ * The latest events of one of the account's deliveries, oldest first, as its timeline shows them:
+ * the status after each comes from the delivery the event carries.
+ */
+export async function timelineEvents(db: Db, accountId: number, deliveryId: number, limit: number) {
+  const rows = await db
+    .selectFrom("outbox")
+    .select([
+      "id",
+      "type",
+      "occurred_at",
+      "sequence",
+      sql<string>`(coalesce(event, payload::text))::jsonb #>> '{payload,delivery,status}'`.as("status"),
+      sql<string | null>`(coalesce(event, payload::text))::jsonb #>> '{payload,previous_status}'`.as("previous_status"),
+    ])
+    .where("account_id", "=", accountId)
+    .where("delivery_id", "=", deliveryId)
+    .orderBy("sequence", "desc")
+    .limit(limit)
+    .execute();
+  return rows.reverse().map((row) => ({ ...row, occurred_at: formatTimestamp(row.occurred_at) }));
+}

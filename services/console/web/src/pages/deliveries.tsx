@@ -10,24 +10,14 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, notFound, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { clientApi } from "../client-api.ts";
-import { euros, when } from "./display.tsx";
+import { DeliveryTimeline, REFRESH_MS, UNDER_WAY } from "./delivery-timeline.tsx";
+import { type DeliveryStatus, euros, STATUS_LABELS, when } from "./display.tsx";
 import { Errors, Field } from "./form-parts.tsx";
 
 type Delivery = components["schemas"]["Delivery"];
 type Task = components["schemas"]["Task"];
 
 const PER_PAGE = 20;
-
-type DeliveryStatus = components["schemas"]["Delivery"]["status"];
-/** Every status the API knows, with its label: a status the API adds fails the typecheck until it is named here. */
-const STATUS_LABELS: Record<DeliveryStatus, string> = {
-  saved: "Saved",
-  scheduled: "Scheduled",
-  picked_up: "Picked up",
-  delivered: "Delivered",
-  cancelled: "Cancelled",
-  failed: "Failed",
-};
 
 /** The list's filters and page, as the URL holds them (`/deliveries?status=failed&created_from=…`). */
 export interface ListSearch {
@@ -283,6 +273,8 @@ export function DeliveryPage() {
   const { deliveryId } = useParams({ from: "/signed-in/deliveries/$deliveryId" });
   const delivery = useQuery({
     queryKey: ["delivery", deliveryId],
+    // While the delivery is under way its status, ETAs and proof change without the page doing anything.
+    refetchInterval: (query) => (query.state.data && UNDER_WAY.has(query.state.data.status) ? REFRESH_MS : false),
     queryFn: async (): Promise<Delivery | null> => {
       if (!/^\d{1,15}$/.test(deliveryId)) return null;
       const { data, response } = await clientApi.GET("/api/v2/deliveries/{delivery_id}", {
@@ -327,6 +319,7 @@ export function DeliveryPage() {
           .
         </p>
       )}
+      <DeliveryTimeline delivery={d} />
       <TaskView label="Pickup" task={d.pickup} />
       <TaskView label="Dropoff" task={d.dropoff} />
       <section aria-labelledby="packages">

@@ -1,5 +1,17 @@
 /** Shared display pieces: a secret shown once with its copy button, timestamps in UTC, amounts. */
+import type { components } from "@dos/api-types/client-v2";
 import { useState } from "react";
+
+export type DeliveryStatus = components["schemas"]["Delivery"]["status"];
+/** Every status the API knows, with its label: a status the API adds fails the typecheck until it is named here. */
+export const STATUS_LABELS: Record<DeliveryStatus, string> = {
+  saved: "Saved",
+  scheduled: "Scheduled",
+  picked_up: "Picked up",
+  delivered: "Delivered",
+  cancelled: "Cancelled",
+  failed: "Failed",
+};
 
 /** A timestamp as people read it, in UTC (the API's zone); a dash for none. */
 export const when = (timestamp: string | null) =>
