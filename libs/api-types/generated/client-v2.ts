@@ -89,6 +89,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/deliveries/{delivery_id}/price": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery's price with its breakdown
+         * @description Beyond the spec: the price as quoted at the delivery's last change, the tariff version used and its lines (the same lines as the monthly statement). `price_cents` and `tariff_id` are null when no tariff was in force.
+         */
+        get: operations["deliveries.price"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/deliveries/{delivery_id}/redelivery": {
         parameters: {
             query?: never;
@@ -350,6 +370,16 @@ export interface components {
             slot_ending_at: string;
             slot_starting_at: string;
             status: "saved" | "scheduled" | "picked_up" | "delivered" | "cancelled" | "failed";
+        };
+        /** DeliveryPrice */
+        DeliveryPrice: {
+            lines: {
+                amount_cents: number;
+                code: string;
+                label: string;
+            }[];
+            price_cents: number | null;
+            tariff_id: number | null;
         };
         /** DeliveryQuote */
         DeliveryQuote: {
@@ -1231,6 +1261,97 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeliveryTimelineEvent"][];
+                };
+            };
+            /** @description X-User-Email and X-User-Token do not name an active token. */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Not found (another account's resources are not found either). */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The account's rate limit, or the address's failed-authentication budget, is spent. */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "deliveries.price": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The integer identifier of the delivery. */
+                delivery_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "price_cents": 950,
+                     *       "tariff_id": 3,
+                     *       "lines": [
+                     *         {
+                     *           "code": "base",
+                     *           "label": "Base price",
+                     *           "amount_cents": 700
+                     *         },
+                     *         {
+                     *           "code": "short_slot",
+                     *           "label": "Slot shorter than 2 hours",
+                     *           "amount_cents": 250
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DeliveryPrice"];
                 };
             };
             /** @description X-User-Email and X-User-Token do not name an active token. */

@@ -112,6 +112,20 @@ describe("deliveries", () => {
     const seen = (await answer.json()) as { client_order_reference: string; status: string };
     assert.equal(seen.client_order_reference, "CONSOLE-1");
     assert.equal(await page.getByTestId("status").textContent(), seen.status);
+    // Its price with the tariff's lines, as the API keeps them (the statement's breakdown).
+    const priced = await fetch(`${api}/api/v2/deliveries/${id}/price`, { headers: clientHeaders(shop) });
+    const price = (await priced.json()) as {
+      price_cents: number;
+      lines: Array<{ label: string; amount_cents: number }>;
+    };
+    const breakdown = page.getByTestId("price-breakdown");
+    await page.getByTestId("price-total").waitFor();
+    assert.deepEqual(
+      await breakdown.locator("tbody tr").allTextContents(),
+      price.lines.map((line) => `${line.label}€${(line.amount_cents / 100).toFixed(2)}`),
+    );
+    const total = price.price_cents === null ? "not priced" : `€${(price.price_cents / 100).toFixed(2)}`;
+    assert.equal(await page.getByTestId("price-total").textContent(), total);
 
     // Changed: a slot that ends before it starts is refused beside its field, then a new reference.
     await page.getByRole("button", { name: "Change the delivery" }).click();

@@ -294,6 +294,37 @@ describe("timeline (a delivery's events)", () => {
   });
 });
 
+describe("price with its breakdown", () => {
+  test("the price, its tariff and its lines as quoted, the statement's lines; 404 for another account's", async () => {
+    const url = `/api/v2/deliveries/${ids[3]}`;
+    const response = await get(`${url}/price`);
+    assert.equal(response.statusCode, 200, response.body);
+    const price = json(response) as { price_cents: number; tariff_id: number; lines: Array<{ amount_cents: number }> };
+    assert.equal(price.price_cents, json(await get(url)).price_cents);
+    assert.equal(price.price_cents, 700);
+    assert.ok(price.lines.length > 0, "at least one line");
+    assert.equal(
+      price.lines.reduce((sum, line) => sum + line.amount_cents, 0),
+      price.price_cents,
+      "the lines add up to the price",
+    );
+    const row = await bed.api.db
+      .selectFrom("deliveries")
+      .select(["price_tariff_id", "price_lines"])
+      .where("id", "=", ids[3] as number)
+      .executeTakeFirstOrThrow();
+    assert.deepEqual(
+      { tariff_id: price.tariff_id, lines: price.lines },
+      { tariff_id: row.price_tariff_id, lines: row.price_lines },
+    );
+
+    const stranger = await createTestAccount(bed.api.db);
+    const foreign = await get(`${url}/price`, stranger.headers);
+    assert.equal(foreign.statusCode, 404);
+    assert.deepEqual(json(foreign), { errors: [`delivery ${ids[3]} not found`] });
+  });
+});
+
 describe("tenant isolation", () => {
   test("another account's delivery is a 404 on every operation, never a 403 or a leak", async () => {
     const stranger = await createTestAccount(bed.api.db);
@@ -332,6 +363,7 @@ describe("authentication", () => {
       ["GET", "/api/v2/deliveries/latest"],
       ["GET", `/api/v2/deliveries/${ids[0]}`],
       ["GET", `/api/v2/deliveries/${ids[0]}/events`],
+      ["GET", `/api/v2/deliveries/${ids[0]}/price`],
       ["PATCH", `/api/v2/deliveries/${ids[0]}`],
       ["PUT", `/api/v2/deliveries/${ids[0]}`],
       ["PATCH", `/api/v2/deliveries/${ids[0]}/cancel`],

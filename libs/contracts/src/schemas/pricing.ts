@@ -56,6 +56,26 @@ export const QuoteReply = Type.Object(
 export type QuoteReply = Static<typeof QuoteReply>;
 
 /**
+ * A delivery's price with its breakdown, as quoted at its last change (beyond the spec; the client
+ * API's `GET /api/v2/deliveries/{id}/price`): the pricing service's reply, kept with the delivery.
+ */
+export const DeliveryPrice = Type.Object(QuoteReply.properties, {
+  title: "DeliveryPrice",
+  additionalProperties: false,
+  examples: [
+    {
+      price_cents: 950,
+      tariff_id: 3,
+      lines: [
+        { code: "base", label: "Base price", amount_cents: 700 },
+        { code: "short_slot", label: "Slot shorter than 2 hours", amount_cents: 250 },
+      ],
+    },
+  ],
+});
+export type DeliveryPrice = Static<typeof DeliveryPrice>;
+
+/**
  * The headers of an error reply of the NATS services framework (ADR-32): a request the service
  * refuses is answered with these, and its body (when any) is an ErrorBody. Such a reply is never a price.
  */

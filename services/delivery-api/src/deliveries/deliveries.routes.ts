@@ -9,6 +9,7 @@ import {
   DeliveryCreateInput,
   DeliveryListItem,
   DeliveryListQuery,
+  DeliveryPrice,
   DeliveryQuote,
   DeliveryTimelineEvent,
   DeliveryUpdateInput,
@@ -174,6 +175,25 @@ export async function deliveriesRoutes(app: FastifyInstance, options: Deliveries
       },
     },
     async (request) => deliveries.timeline(request.account, deliveryIdOf(request)),
+  );
+
+  app.get(
+    "/deliveries/:delivery_id/price",
+    {
+      attachValidation: true,
+      schema: {
+        tags,
+        operationId: "deliveries.price",
+        summary: "Get a delivery's price with its breakdown",
+        description:
+          "Beyond the spec: the price as quoted at the delivery's last change, the tariff version used and its " +
+          "lines (the same lines as the monthly statement). `price_cents` and `tariff_id` are null when no " +
+          "tariff was in force.",
+        params: DeliveryIdParams,
+        response: { 200: DeliveryPrice, ...errors(401, 404) },
+      },
+    },
+    async (request) => deliveries.price(request.account, deliveryIdOf(request)),
   );
 
   for (const method of ["PATCH", "PUT"] as const) {

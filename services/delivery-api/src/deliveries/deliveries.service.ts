@@ -9,6 +9,7 @@ import {
   type Delivery,
   type DeliveryCreateInput,
   type DeliveryListItem,
+  type DeliveryPrice,
   type DeliveryQuote,
   type DeliveryTimelineEvent,
   type DeliveryUpdateInput,
@@ -100,6 +101,14 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
     async timeline(account: ClientAccount, id: number): Promise<DeliveryTimelineEvent[]> {
       if (!(await deliveryExists(db, account.id, id))) throw deliveryNotFound(id);
       return (await timelineEvents(db, account.id, id, DELIVERY_TIMELINE_MAX_EVENTS)) as DeliveryTimelineEvent[];
+    },
+
+    /** The price as quoted at the last change, with its tariff and lines; 404 for another account's delivery. */
+    async price(account: ClientAccount, id: number): Promise<DeliveryPrice> {
+      const stored = await findDelivery(db, account.id, id);
+      if (!stored) throw deliveryNotFound(id);
+      const { price_cents, price_tariff_id, price_lines } = stored.delivery;
+      return { price_cents, tariff_id: price_tariff_id, lines: price_lines };
     },
 
     async latest(account: ClientAccount, reference: string | undefined): Promise<Delivery> {

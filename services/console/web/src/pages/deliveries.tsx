@@ -10,6 +10,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, notFound, useNavigate, useParams, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { clientApi } from "../client-api.ts";
+import { DeliveryPriceView } from "./delivery-price.tsx";
 import { DeliveryTimeline, REFRESH_MS, UNDER_WAY } from "./delivery-timeline.tsx";
 import { type DeliveryStatus, euros, STATUS_LABELS, when } from "./display.tsx";
 import { Errors, Field } from "./form-parts.tsx";
@@ -298,8 +299,6 @@ export function DeliveryPage() {
         <dd>{d.client_order_reference ?? "—"}</dd>
         <dt>Direction</dt>
         <dd>{d.direction}</dd>
-        <dt>Price</dt>
-        <dd>{euros(d.price_cents)}</dd>
         <dt>Created</dt>
         <dd>{when(d.created_at)}</dd>
       </dl>
@@ -319,6 +318,7 @@ export function DeliveryPage() {
           .
         </p>
       )}
+      <DeliveryPriceView deliveryId={d.id} />
       <DeliveryTimeline delivery={d} />
       <TaskView label="Pickup" task={d.pickup} />
       <TaskView label="Dropoff" task={d.dropoff} />
