@@ -30,6 +30,9 @@ export function launchChromium(): Promise<Browser> {
       "--headless",
       "--no-sandbox",
       "--disable-gpu",
+      // WebGL (the console's map) without a GPU: ANGLE on SwiftShader, Chromium's software renderer.
+      "--use-angle=swiftshader",
+      "--enable-unsafe-swiftshader",
       "--disable-background-networking",
       "--disable-component-update",
       "--disable-sync",

@@ -15,6 +15,7 @@ import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { createOpsClient } from "./delivery-api/ops-client.ts";
 import { mailerFromConfig } from "./mail/mailer.ts";
+import { mapRoutes, mapStyleRoutes } from "./map/map.routes.ts";
 import { peopleOpsRoutes, peopleRoutes } from "./people/people.routes.ts";
 import { createPeople } from "./people/people.service.ts";
 import { createSealer } from "./secrets.ts";
@@ -70,9 +71,17 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
         sessions,
         cookies,
       });
+      await api.register(mapRoutes, {
+        apiUrl: config.CONSOLE_API_URL,
+        timeoutMs: config.CONSOLE_API_TIMEOUT_MS,
+        styleUrl: config.CONSOLE_MAP_STYLE_URL,
+        sessions,
+        cookies,
+      });
     },
     { prefix: "/api" },
   );
+  await app.register(mapStyleRoutes);
   await app.register(
     async (opsApp) => {
       opsApp.addHook("onRequest", bearerAuthHook(config.CONSOLE_OPS_TOKEN));
@@ -80,7 +89,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     },
     { prefix: "/ops/console/v1" },
   );
-  await app.register(pagesRoutes);
+  await app.register(pagesRoutes, { mapStyleUrl: config.CONSOLE_MAP_STYLE_URL });
 
   return {
     app,

@@ -78,5 +78,12 @@ export const configSchema = Type.Object({
     maximum: 120_000,
     description: "Longest wait for an answer of delivery-api.",
   }),
+  CONSOLE_MAP_STYLE_URL: Type.String({
+    default: "/map/style.json",
+    maxLength: 2048,
+    pattern: "^(/[^\\s/][^\\s]*|https://[^\\s/]+/[^\\s]*)$",
+    description:
+      "The MapLibre style of the delivery page's map: the console's own offline style (/map/style.json, no tiles: development, tests) or a provider's https URL in production; its origin is added to the pages' Content-Security-Policy.",
+  }),
 });
 export type Config = Static<typeof configSchema>;

@@ -1,8 +1,9 @@
 /** The console's configuration: every variable validated at boot, a refusal naming it. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { loadConfig } from "@dos/service-kit";
+import { loadConfig, PAGE_CSP } from "@dos/service-kit";
 import { CONFIG_PREFIX, type Config, configSchema } from "../src/config.ts";
+import { pagesCsp } from "../src/web/pages-csp.ts";
 
 const valid = {
   DATABASE_URL: "postgres://postgres@127.0.0.1:5432/console",
@@ -39,4 +40,27 @@ test("a missing, short, malformed or misspelt variable is refused by name, its s
     () => load({ ...valid, CONSOLE_SESSION_IDLE_MINUTE: "10" }),
     /CONSOLE_SESSION_IDLE_MINUTE is not a known variable \(did you mean CONSOLE_SESSION_IDLE_MINUTES\?\)/,
   );
+});
+
+test("the map's style: the console's own offline style by default, a provider only over https, in the pages' CSP", () => {
+  assert.equal(load(valid).CONSOLE_MAP_STYLE_URL, "/map/style.json");
+  const provider = "https://tiles.example.com/styles/streets.json?key=k";
+  assert.equal(load({ ...valid, CONSOLE_MAP_STYLE_URL: provider }).CONSOLE_MAP_STYLE_URL, provider);
+  for (const refused of [
+    "http://tiles.example.com/style.json",
+    "//tiles.example.com/style.json",
+    "style.json",
+    "/a b",
+  ]) {
+    assert.throws(
+      () => load({ ...valid, CONSOLE_MAP_STYLE_URL: refused }),
+      /CONSOLE_MAP_STYLE_URL is invalid/,
+      refused,
+    );
+  }
+  assert.equal(pagesCsp("/map/style.json"), PAGE_CSP);
+  const csp = pagesCsp(provider);
+  assert.match(csp, /connect-src 'self' https:\/\/tiles\.example\.com;/);
+  assert.match(csp, /img-src 'self' data: https:\/\/tiles\.example\.com;/);
+  assert.match(csp, /script-src 'self';/, "scripts stay the console's own");
 });

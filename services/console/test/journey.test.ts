@@ -164,7 +164,7 @@ describe("deliveries", () => {
     await page.waitForURL(/status=cancelled/);
     assert.equal(new URL(page.url()).searchParams.get("created_from"), today);
     await page.reload();
-    await page.getByTestId("total").getByText("1 delivery match these filters").waitFor();
+    await page.getByTestId("total").getByText("1 delivery matches these filters").waitFor();
     await page.getByRole("link", { name: `#${id}` }).waitFor();
     assert.equal(await page.getByLabel("Status").inputValue(), "cancelled");
     await page.getByLabel("Status").selectOption("delivered");
@@ -266,6 +266,65 @@ describe("deliveries", () => {
     assert.deepEqual(foreign, []);
     assert.deepEqual(errors, []);
     await page.context().close();
+  });
+});
+
+describe("a delivery under way", () => {
+  test("watch it move to delivered as the courier simulator runs, on the map and the timeline", async () => {
+    const [, testShop] = seedAccounts(bed.system);
+    assert.ok(testShop);
+    const simulator = await bed.ops("PUT", `/accounts/${testShop.account_id}/courier_simulator`, {
+      enabled: true,
+      step_ms: 2000,
+    });
+    assert.equal(simulator.status, 200, JSON.stringify(simulator.body));
+    const { page, foreign, errors } = await signedInPage(testShop.email);
+    const api = bed.system.url("delivery-api");
+    const answer = await fetch(`${api}/api/v2/deliveries`, {
+      method: "POST",
+      headers: { ...clientHeaders(testShop), "content-type": "application/json" },
+      body: JSON.stringify(outboundDelivery(testShop, "SIMULATED-1")),
+    });
+    assert.equal(answer.status, 201);
+    const id = ((await answer.json()) as { id: number }).id;
+
+    await page.goto(`${bed.pageUrl}/deliveries/${id}`);
+    // The map drew its style (WebGL) in its own chunk; the courier appears once the dropoff started.
+    await page.locator('[data-testid="map"][data-loaded]').waitFor({ timeout: 30_000 });
+    const position = page.getByTestId("courier-position");
+    await position
+      .getByText(/^Courier at/)
+      .waitFor({ timeout: 60_000 })
+      .catch(async (error) => {
+        const live = await (await page.request.get(`${bed.pageUrl}/api/deliveries/${id}/live`)).text();
+        throw new Error(`no courier on the map; the BFF answers ${live}: ${error}`);
+      });
+    const courier = page.getByRole("img", { name: "Courier" });
+    const firstText = await position.textContent();
+    const firstPlace = await courier.getAttribute("style");
+    await checkPage(page, "delivery under way (map)");
+    await screenshot(page, "delivery-map");
+    // A new position stored: the marker moves without a reload, and the position written under the map.
+    let moved = firstText;
+    for (let i = 0; i < 120 && (moved === firstText || !moved?.startsWith("Courier at")); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      moved = await position.textContent();
+    }
+    assert.notEqual(moved, firstText, "the courier moved on the map without a reload");
+    assert.match(moved ?? "", /^Courier at/);
+    assert.notEqual(await courier.getAttribute("style"), firstPlace, "its marker too");
+    assert.match(firstPlace ?? "", /translate/, "the courier's marker is placed on the map");
+
+    await page.getByTestId("status").getByText("delivered").waitFor({ timeout: 90_000 });
+    const timeline = page.getByTestId("timeline").getByRole("listitem");
+    await timeline.filter({ hasText: "Picked up → Delivered" }).waitFor();
+    const steps = (await timeline.allTextContents()).map((text) => text.replace(/^.* UTC /, ""));
+    assert.equal(steps[0], "Created (Saved)");
+    assert.ok(steps.includes("Scheduled → Picked up"), steps.join(" | "));
+    assert.equal(steps.at(-1), "Picked up → Delivered");
+    await checkPage(page, "delivery delivered (map)");
+    assert.deepEqual(foreign, [], "no request left the console (no third-party tiles)");
+    assert.deepEqual(errors, []);
   });
 });
 

@@ -12,12 +12,12 @@ import type { Page } from "playwright-core";
 const axeSource = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
 
 /**
- * The README's folder only when asked (`CONSOLE_SCREENSHOTS=docs`), so that a test run leaves the
+ * The README's folder only when asked (`UPDATE_SCREENSHOTS=1`; not a `CONSOLE_` variable, which the console itself would refuse at boot), so that a test run leaves the
  * tree clean; otherwise `var/console-screenshots/` at the repository's root (ignored by git).
  */
 export const SCREENSHOTS = fileURLToPath(
   new URL(
-    process.env.CONSOLE_SCREENSHOTS === "docs" ? "../docs/screenshots/" : "../../../var/console-screenshots/",
+    process.env.UPDATE_SCREENSHOTS === "1" ? "../docs/screenshots/" : "../../../var/console-screenshots/",
     import.meta.url,
   ),
 );

@@ -297,6 +297,26 @@ describe("sessions", () => {
     assert.equal(created.status, 201);
     const foreign = await browser.call("GET", "/api/v2/deliveries/1");
     assert.equal(foreign.status, 404);
+    // The map's live position too: the delivery is read as the person first, so it is the same 404.
+    const live = await browser.call("GET", "/api/deliveries/1/live");
+    assert.equal(live.status, 404);
+    assert.deepEqual(live.body, { errors: ["delivery 1 not found"] });
+    assert.equal((await browser.call("GET", "/api/deliveries/1e0/live")).status, 404);
+    assert.equal((await fetch(`${bed.pageUrl}/api/deliveries/1/live`)).status, 401, "no session, no position");
+  });
+
+  test("the map's offline style is the console's own, with no tile, and is the one the page is told to load", async () => {
+    const { browser } = await signedInUser();
+    assert.deepEqual((await browser.call("GET", "/api/map")).body, { style_url: "/map/style.json" });
+    const style = await fetch(`${bed.pageUrl}/map/style.json`);
+    assert.equal(style.status, 200);
+    const body = (await style.json()) as { version: number; sources: object; layers: Array<{ type: string }> };
+    assert.equal(body.version, 8);
+    assert.deepEqual(body.sources, {}, "no source: nothing fetched from a tile server");
+    assert.deepEqual(
+      body.layers.map((layer) => layer.type),
+      ["background"],
+    );
   });
 });
 

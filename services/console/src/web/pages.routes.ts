@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
 import type { FastifyInstance } from "fastify";
+import { pagesCsp } from "./pages-csp.ts";
 
 /** dist/web beside dist/src when running the build; the package's dist/web when running sources (tests). */
 export const WEB_ROOT = fileURLToPath(
@@ -15,8 +16,9 @@ export const WEB_ROOT = fileURLToPath(
 
 const NOT_PAGES = /^\/(api|ops|livez|readyz|metrics)(\/|$|\?)/;
 
-export async function pagesRoutes(app: FastifyInstance, options: { root?: string } = {}) {
+export async function pagesRoutes(app: FastifyInstance, options: { root?: string; mapStyleUrl?: string } = {}) {
   const root = options.root ?? WEB_ROOT;
+  const csp = pagesCsp(options.mapStyleUrl);
   if (!existsSync(`${root}/index.html`)) {
     throw new Error(`the console's pages are not built (${root}index.html is missing): run npm run build`);
   }
@@ -32,6 +34,6 @@ export async function pagesRoutes(app: FastifyInstance, options: { root?: string
     if (NOT_PAGES.test(request.url)) {
       return reply.code(404).send({ errors: [`route GET ${request.url.split("?")[0]} not found`] });
     }
-    return reply.header("cache-control", "no-cache").sendFile("index.html");
+    return reply.header("cache-control", "no-cache").header("content-security-policy", csp).sendFile("index.html");
   });
 }

@@ -78,7 +78,16 @@ export interface StatementView {
   totals: { deliveries: number; delivered: number; failed: number; cancelled: number; billed_cents: number };
 }
 
+/** What the delivery page's map shows (`/api/deliveries/:id/live`): the tracking page's data, for the session's account. */
+export interface LiveView {
+  status: string;
+  courier: { latitude: number; longitude: number; recorded_at: string } | null;
+  points: Array<{ task: "pickup" | "dropoff"; latitude: number; longitude: number }>;
+}
+
 export const bff = {
+  mapStyle: () => call<{ style_url: string }>("GET", "/map"),
+  live: (deliveryId: number) => call<LiveView>("GET", `/deliveries/${deliveryId}/live`),
   statement: (month: string) => call<StatementView>("GET", `/statement?month=${encodeURIComponent(month)}`),
   account: () => call<AccountView>("GET", "/account"),
   tokens: () => call<TokenView[]>("GET", "/tokens"),

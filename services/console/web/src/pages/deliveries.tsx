@@ -8,10 +8,10 @@
 import type { components } from "@dos/api-types/client-v2";
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, notFound, useNavigate, useParams, useSearch } from "@tanstack/react-router";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, lazy, Suspense, useState } from "react";
 import { clientApi } from "../client-api.ts";
 import { DeliveryPriceView } from "./delivery-price.tsx";
-import { DeliveryTimeline, REFRESH_MS, UNDER_WAY } from "./delivery-timeline.tsx";
+import { CHANGING, DeliveryTimeline, REFRESH_MS, UNDER_WAY } from "./delivery-timeline.tsx";
 import { type DeliveryStatus, euros, STATUS_LABELS, when } from "./display.tsx";
 import { Errors, Field } from "./form-parts.tsx";
 
@@ -19,6 +19,8 @@ type Delivery = components["schemas"]["Delivery"];
 type Task = components["schemas"]["Task"];
 
 const PER_PAGE = 20;
+/** MapLibre is heavy: its chunk is loaded by the delivery page only, outside the initial load's budget. */
+const DeliveryMap = lazy(() => import("./delivery-map.tsx"));
 
 /** The list's filters and page, as the URL holds them (`/deliveries?status=failed&created_from=…`). */
 export interface ListSearch {
@@ -137,8 +139,8 @@ export function DeliveriesPage() {
       {list.error && <Errors errors={[list.error.message]} />}
       {list.data && errors.length === 0 && (
         <p role="status" data-testid="total">
-          {list.data.total} {list.data.total === 1 ? "delivery" : "deliveries"}
-          {filtered ? " match these filters" : ""}
+          {list.data.total === 1 ? "1 delivery" : `${list.data.total} deliveries`}
+          {filtered ? (list.data.total === 1 ? " matches these filters" : " match these filters") : ""}
         </p>
       )}
       <table>
@@ -274,8 +276,8 @@ export function DeliveryPage() {
   const { deliveryId } = useParams({ from: "/signed-in/deliveries/$deliveryId" });
   const delivery = useQuery({
     queryKey: ["delivery", deliveryId],
-    // While the delivery is under way its status, ETAs and proof change without the page doing anything.
-    refetchInterval: (query) => (query.state.data && UNDER_WAY.has(query.state.data.status) ? REFRESH_MS : false),
+    // Until the delivery has ended its status, ETAs and proof change without the page doing anything.
+    refetchInterval: (query) => (query.state.data && CHANGING.has(query.state.data.status) ? REFRESH_MS : false),
     queryFn: async (): Promise<Delivery | null> => {
       if (!/^\d{1,15}$/.test(deliveryId)) return null;
       const { data, response } = await clientApi.GET("/api/v2/deliveries/{delivery_id}", {
@@ -318,6 +320,14 @@ export function DeliveryPage() {
           .
         </p>
       )}
+      <Suspense fallback={<p>Loading the map…</p>}>
+        <DeliveryMap
+          deliveryId={d.id}
+          status={d.status}
+          underWay={UNDER_WAY.has(d.status)}
+          refreshMs={CHANGING.has(d.status) ? REFRESH_MS : false}
+        />
+      </Suspense>
       <DeliveryPriceView deliveryId={d.id} />
       <DeliveryTimeline delivery={d} />
       <TaskView label="Pickup" task={d.pickup} />

@@ -1,17 +1,19 @@
 /**
  * A delivery's status timeline: its events (the ones webhooks carry) from the client API, oldest
- * first, refreshed while the delivery is under way so a status change appears by itself.
+ * first, refreshed until the delivery has ended so a status change appears by itself.
  */
 import type { components } from "@dos/api-types/client-v2";
-import { useQuery } from "@tanstack/react-query";
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import { clientApi } from "../client-api.ts";
 import { type DeliveryStatus, STATUS_LABELS, when } from "./display.tsx";
 
 type Delivery = components["schemas"]["Delivery"];
 type TimelineEvent = components["schemas"]["DeliveryTimelineEvent"];
 
-/** Statuses in which a delivery changes by itself (the courier's progress). */
+/** Statuses of a delivery on its way: the courier's position is shown. */
 export const UNDER_WAY: ReadonlySet<DeliveryStatus> = new Set(["scheduled", "picked_up"]);
+/** Statuses in which a delivery still changes by itself (dispatch, the courier's progress): pages showing it ask again. */
+export const CHANGING: ReadonlySet<DeliveryStatus> = new Set(["saved", "scheduled", "picked_up"]);
 /** How often a page showing a delivery under way asks again. */
 export const REFRESH_MS = 3000;
 
@@ -34,9 +36,11 @@ function describe(event: TimelineEvent): string {
 
 export function DeliveryTimeline({ delivery }: { delivery: Delivery }) {
   const events = useQuery({
-    // Under the delivery's key, so that a change made on the page refreshes the timeline too.
-    queryKey: ["delivery", String(delivery.id), "events"],
-    refetchInterval: UNDER_WAY.has(delivery.status) ? REFRESH_MS : false,
+    // Under the delivery's key, so that a change made on the page refreshes the timeline too; with
+    // its status, so that the last change (after which nothing is asked again) is read as well.
+    queryKey: ["delivery", String(delivery.id), "events", delivery.status],
+    placeholderData: keepPreviousData,
+    refetchInterval: CHANGING.has(delivery.status) ? REFRESH_MS : false,
     queryFn: async () => {
       const { data, error } = await clientApi.GET("/api/v2/deliveries/{delivery_id}/events", {
         params: { path: { delivery_id: delivery.id } },
