@@ -13,11 +13,11 @@ test("every example of an exported schema passes that schema", () => {
     (entry): entry is [string, TSchema & { examples: unknown[] }] =>
       typeof entry[1] === "object" && entry[1] !== null && Array.isArray((entry[1] as { examples?: unknown }).examples),
   );
-  assert.deepEqual(withExamples.map(([name]) => name).sort(), [
-    "DeliveryCreateInput",
-    "ErrorBody",
-    "WebhookCreateInput",
-  ]);
+  // The documents' request and error examples at least; any schema that gains one is checked too.
+  const names = withExamples.map(([name]) => name);
+  for (const name of ["DeliveryCreateInput", "ErrorBody", "WebhookCreateInput"]) {
+    assert.ok(names.includes(name), `${name} carries an example`);
+  }
   for (const [name, schema] of withExamples) {
     const validate = compileValidator(schema);
     for (const example of schema.examples) {
