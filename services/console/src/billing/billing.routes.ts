@@ -55,7 +55,8 @@ export function statementCsv(statement: Statement): string {
     "",
     "",
   ];
-  return [header.map(cell), ...lines, total.map(cell)].map((row) => row.join(",")).join("\r\n") + "\r\n";
+  const rows = [header.map(cell), ...lines, total.map(cell)].map((row) => `${row.join(",")}\r\n`);
+  return rows.join("");
 }
 
 export async function billingRoutes(
