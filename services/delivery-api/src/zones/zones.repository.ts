@@ -73,6 +73,18 @@ export async function deleteZones(db: Db, accountId: number, postalCodes: string
  * A task's coordinates, as every map and ETA reads them: the place's own when the operator set
  * them, else its zone's centroid. For a query with the task as `t` and its zone left-joined as `z`.
  */
+/** What a join builder offers `onTaskZone`: the references it compares. */
+interface TaskZoneJoin<J> {
+  onRef(lhs: "z.account_id" | "z.postal_code", op: "=", rhs: "d.account_id" | "t.postal_code"): J;
+}
+
+/**
+ * The task's zone, for `leftJoin("delivery_zones as z", onTaskZone)` in a query with the task as
+ * `t` and its delivery as `d`: the join that `taskCoordinates` reads its centroid from.
+ */
+export const onTaskZone = <J extends TaskZoneJoin<J>>(join: J): J =>
+  join.onRef("z.account_id", "=", "d.account_id").onRef("z.postal_code", "=", "t.postal_code");
+
 export const taskCoordinates = [
   sql<number | null>`coalesce(t.latitude, z.latitude)`.as("latitude"),
   sql<number | null>`coalesce(t.longitude, z.longitude)`.as("longitude"),

@@ -1,7 +1,7 @@
 /** SQL of round positions, the place of a task and its ETA. */
 import { sql } from "kysely";
 import type { Db } from "../../db/database.ts";
-import { taskCoordinates } from "../../zones/zones.repository.ts";
+import { onTaskZone, taskCoordinates } from "../../zones/zones.repository.ts";
 import type { Point } from "./geo.ts";
 import type { PositionSource } from "./positions.table.ts";
 
@@ -52,9 +52,7 @@ export function nextTaskOfRound(db: Db, roundId: number) {
     .selectFrom("round_tasks as rt")
     .innerJoin("tasks as t", "t.id", "rt.task_id")
     .innerJoin("deliveries as d", "d.id", "t.delivery_id")
-    .leftJoin("delivery_zones as z", (join) =>
-      join.onRef("z.account_id", "=", "d.account_id").onRef("z.postal_code", "=", "t.postal_code"),
-    )
+    .leftJoin("delivery_zones as z", onTaskZone)
     .select(["t.id as task_id", "rt.eta_computed_at", ...taskCoordinates])
     .where("rt.round_id", "=", roundId)
     .where("t.completed_at", "is", null)

@@ -1,7 +1,7 @@
 /** The courier simulator's tables: each account's setting and the deliveries it drives. */
 import { sql } from "kysely";
 import type { Db } from "../../db/database.ts";
-import { taskCoordinates } from "../../zones/zones.repository.ts";
+import { onTaskZone, taskCoordinates } from "../../zones/zones.repository.ts";
 
 export const findSimulatorSetting = (db: Db, accountId: number) =>
   db.selectFrom("courier_simulators").selectAll().where("account_id", "=", accountId).executeTakeFirst();
@@ -56,9 +56,7 @@ export function simulatedTaskPlaces(db: Db, deliveryId: number) {
   return db
     .selectFrom("tasks as t")
     .innerJoin("deliveries as d", "d.id", "t.delivery_id")
-    .leftJoin("delivery_zones as z", (join) =>
-      join.onRef("z.account_id", "=", "d.account_id").onRef("z.postal_code", "=", "t.postal_code"),
-    )
+    .leftJoin("delivery_zones as z", onTaskZone)
     .select(["t.id", "t.kind", "t.recipient_name", ...taskCoordinates])
     .where("t.delivery_id", "=", deliveryId)
     .execute();

@@ -1,7 +1,7 @@
 /** SQL of the tracking page: the tasks behind tracking tokens, with what their page shows. */
 import { sql } from "kysely";
 import type { Db } from "../../db/database.ts";
-import { taskCoordinates } from "../../zones/zones.repository.ts";
+import { onTaskZone, taskCoordinates } from "../../zones/zones.repository.ts";
 
 /** The tasks behind these tokens (unknown tokens have no row): one query however many tokens. */
 export function findTrackedTasks(db: Db, tokens: string[]) {
@@ -9,9 +9,7 @@ export function findTrackedTasks(db: Db, tokens: string[]) {
     .selectFrom("tasks as t")
     .innerJoin("deliveries as d", "d.id", "t.delivery_id")
     .innerJoin("accounts as a", "a.id", "d.account_id")
-    .leftJoin("delivery_zones as z", (join) =>
-      join.onRef("z.account_id", "=", "d.account_id").onRef("z.postal_code", "=", "t.postal_code"),
-    )
+    .leftJoin("delivery_zones as z", onTaskZone)
     .leftJoin("round_tasks as rt", "rt.task_id", "t.id")
     .leftJoin("rounds as r", "r.id", "rt.round_id")
     .select([
