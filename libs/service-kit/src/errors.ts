@@ -27,6 +27,10 @@ export const notFound = (label: string) => new HttpError(404, `${label} not foun
 /** 401 when credentials are missing or wrong. */
 export const unauthorized = (message = "authentication credentials are missing or invalid") =>
   new HttpError(401, message);
+/** 403 when the caller is known but its role does not allow the request. */
+export const forbidden = (message: string) => new HttpError(403, message);
+/** 409 when the request conflicts with what exists (an e-mail already taken). */
+export const conflict = (message: string) => new HttpError(409, message);
 /** 503 with Retry-After, when a dependency does not answer. */
 export const unavailable = (message: string, retryAfterSeconds = 5) =>
   new HttpError(503, message, { "retry-after": String(retryAfterSeconds) });
