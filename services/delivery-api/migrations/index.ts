@@ -2,10 +2,14 @@
 import type { Migration } from "kysely/migration";
 import * as baseline from "./0001_baseline.ts";
 import * as apiTokenLastUse from "./0002_api_token_last_use.ts";
+import * as staff from "./0003_staff.ts";
+import * as auditLog from "./0004_audit_log.ts";
 
 export const SCHEMA = "delivery";
 
 export const migrations: Record<string, Migration> = {
   "0001_baseline": baseline,
   "0002_api_token_last_use": apiTokenLastUse,
+  "0003_staff": staff,
+  "0004_audit_log": auditLog,
 };

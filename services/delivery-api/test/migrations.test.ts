@@ -7,7 +7,7 @@ testMigrations({
   schema: SCHEMA,
   migrations,
   folder: new URL("../migrations/", import.meta.url),
-  rows: "accounts, deliveries and rounds",
+  rows: "accounts, deliveries, rounds, staff and audit entries",
   seed: async (db) => {
     // Rows in every table a reference reaches, so down must take them in the right order.
     await sql`
@@ -33,7 +33,18 @@ testMigrations({
       insert into round_tasks (round_id, task_id, position) values (1, 1, 0);
       insert into sms_messages (task_id, recipient, sender, body) values (1, '+33600000000', 'Acme', 'On its way');
       insert into fleet_outbox (fleet_key, entry) values ('van-1', '{}');
+      insert into staff (email, name, role) values ('ada@operator.test', 'Ada', 'admin');
+      insert into staff_tokens (staff_id, label, token_sha256) values (1, 'cli', '\\x03');
+      insert into audit_log (actor_kind, actor_id, actor_name, method, route, resource_type, resource_id,
+        status_code, before, after, request_id)
+      values ('staff', 1, 'Ada', 'PATCH', '/ops/v1/vehicles/{id}', 'vehicles', '1', 200, '{}', '{}', 'r1');
     `.execute(db);
   },
-  objects: ["relation | deliveries | r |", "relation | rounds | r |", "index | outbox_occurred_brin | CREATE INDEX"],
+  objects: [
+    "relation | deliveries | r |",
+    "relation | rounds | r |",
+    "index | outbox_occurred_brin | CREATE INDEX",
+    "relation | staff_tokens | r |",
+    "relation | audit_log | r |",
+  ],
 });

@@ -1,6 +1,7 @@
 /** The `delivery` schema as Kysely sees it, assembled from each feature's table file. */
 import type { Kysely, Transaction } from "kysely";
 import type { AccountsTable, ApiTokensTable, UsersTable } from "../accounts/accounts.table.ts";
+import type { AuditLogTable } from "../audit/audit.table.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "../deliveries/deliveries.table.ts";
 import type { FleetOutboxTable } from "../dispatch/fleet/fleet.table.ts";
 import type { MessengersTable } from "../dispatch/messengers/messengers.table.ts";
@@ -13,6 +14,7 @@ import type { IdempotencyKeysTable } from "../idempotency/idempotency.table.ts";
 import type { OutboxTable } from "../outbox/outbox.table.ts";
 import type { PackageTypesTable } from "../package-types/package-types.table.ts";
 import type { PlacesTable } from "../places/places.table.ts";
+import type { StaffTable, StaffTokensTable } from "../staff/staff.table.ts";
 import type { DeliveryZonesTable } from "../zones/zones.table.ts";
 
 export interface DB {
@@ -37,6 +39,9 @@ export interface DB {
   fleet_outbox: FleetOutboxTable;
   courier_simulators: CourierSimulatorsTable;
   simulated_deliveries: SimulatedDeliveriesTable;
+  staff: StaffTable;
+  staff_tokens: StaffTokensTable;
+  audit_log: AuditLogTable;
 }
 
 /** A database handle or an open transaction: repositories accept either. */
