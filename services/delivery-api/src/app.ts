@@ -1,10 +1,11 @@
 /**
  * Builds delivery-api from its dependencies; never listens (main.ts does, tests use inject).
  * Three surfaces: the client API (/api/v2, X-User-Email + X-User-Token), the operator API
- * (/ops/v1, bearer token, on the internal listener only) and the retired /api/v1.
+ * (/ops/v1, on the internal listener only: the automation token or a person's staff token, each
+ * route's role checked) and the retired /api/v1.
  */
 import { SERVICE_NAMES } from "@dos/contracts";
-import { type BuiltService, bearerAuthHook, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import { createAuthCache } from "./auth/auth-cache.ts";
 import { createAuthGuard } from "./auth/auth-guard.ts";
@@ -18,12 +19,17 @@ import { urlWithoutSecrets } from "./dispatch/tracking/tracking.routes.ts";
 import { createHousekeeping } from "./housekeeping/housekeeping.ts";
 import { openApiPlugin, opsOpenApiRoute } from "./openapi/openapi.plugin.ts";
 import { opsRoutes } from "./ops/ops.routes.ts";
+import { createOpsRouteRegistry } from "./ops/ops-route-registry.ts";
 import { packageTypesRoutes } from "./package-types/package-types.routes.ts";
 import { createTariffReplica } from "./pricing/tariff-replica.ts";
 import { createAccountLimiter } from "./rate-limits/account-limiter.ts";
 import { accountRateLimitHook } from "./rate-limits/rate-limit.hook.ts";
+import { opsAccessHook } from "./staff/ops-access.ts";
+import { createStaffFeature } from "./staff/staff.feature.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
+
+const OPS_PREFIX = "/ops/v1";
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
   const { config } = deps;
@@ -126,11 +132,24 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     { prefix: "/api/v2" },
   );
 
-  // Operator API: what the spec leaves to "the operator's web interface".
+  // Operator API: what the spec leaves to "the operator's web interface". Who calls (automation or
+  // a person) and whether their role allows the route (one table, ops-access.ts), before any route runs.
+  const staff = createStaffFeature({
+    config,
+    db,
+    logger: deps.logger,
+    metrics,
+    onRefusal: () => rateLimited.inc({ limit: "ops_failed_auth" }),
+  });
+  const opsRouteRegistry = createOpsRouteRegistry();
+  app.decorate("opsRouteRegistry", opsRouteRegistry);
   await app.register(
     async (ops) => {
-      ops.addHook("onRequest", bearerAuthHook(config.API_OPS_TOKEN));
+      opsRouteRegistry.watch(ops, OPS_PREFIX);
+      ops.addHook("onRequest", staff.authHook);
+      ops.addHook("onRequest", opsAccessHook(OPS_PREFIX));
       await ops.register(opsOpenApiRoute);
+      await ops.register(staff.routes);
       await ops.register(opsRoutes, {
         db,
         onAccessChange: () => authCache.clear(),
@@ -140,7 +159,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       await ops.register(deliveries.opsRoutes);
       await ops.register(dispatch.opsRoutes);
     },
-    { prefix: "/ops/v1" },
+    { prefix: OPS_PREFIX },
   );
 
   const housekeeping = createHousekeeping({
@@ -160,6 +179,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       tariffReplica.start();
       if (config.API_RATE_LIMIT_ENABLED) accountLimiter.start();
       await trustedTokens.start();
+      await staff.start();
       await deliveries.relay.start();
       dispatch.start();
       housekeeping.start();
@@ -171,6 +191,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       await tariffReplica.stop();
       await accountLimiter.stop();
       await trustedTokens.stop();
+      await staff.stop();
     },
   };
 }

@@ -13,9 +13,10 @@ export interface CachedLogin {
   account: ClientAccount;
 }
 
-export interface AuthCache {
-  get(tokenSha256: Buffer): CachedLogin | undefined;
-  set(login: CachedLogin): void;
+/** The cache of a surface's logins: client API logins by default, the operator API's staff logins too. */
+export interface AuthCache<T extends { tokenSha256: Buffer } = CachedLogin> {
+  get(tokenSha256: Buffer): T | undefined;
+  set(login: T): void;
   /** Forgets every login: after a revocation or an account change. */
   clear(): void;
 }
@@ -23,8 +24,11 @@ export interface AuthCache {
 /** Beyond this many tokens, the oldest entries are dropped first. */
 const MAX_ENTRIES = 10_000;
 
-export function createAuthCache(ttlMs: number, clock: () => number = Date.now): AuthCache {
-  const entries = new Map<string, CachedLogin & { expiresAt: number }>();
+export function createAuthCache<T extends { tokenSha256: Buffer } = CachedLogin>(
+  ttlMs: number,
+  clock: () => number = Date.now,
+): AuthCache<T> {
+  const entries = new Map<string, { login: T; expiresAt: number }>();
   const keyOf = (hash: Buffer) => hash.toString("base64");
   return {
     get(tokenSha256) {
@@ -32,7 +36,7 @@ export function createAuthCache(ttlMs: number, clock: () => number = Date.now): 
       const key = keyOf(tokenSha256);
       const entry = entries.get(key);
       if (!entry) return undefined;
-      if (entry.expiresAt > clock()) return entry;
+      if (entry.expiresAt > clock()) return entry.login;
       entries.delete(key);
       return undefined;
     },
@@ -44,7 +48,7 @@ export function createAuthCache(ttlMs: number, clock: () => number = Date.now): 
         const oldest = entries.keys().next().value;
         if (oldest !== undefined) entries.delete(oldest);
       }
-      entries.set(key, { ...login, expiresAt: clock() + ttlMs });
+      entries.set(key, { login, expiresAt: clock() + ttlMs });
     },
     clear() {
       entries.clear();

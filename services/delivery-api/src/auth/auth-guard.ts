@@ -30,8 +30,8 @@ export interface AuthGuard {
   distrust(tokenSha256: Buffer): void;
   /** Charges one failure, or the lookup of an untrusted token, to the address and the e-mail. */
   charge(address: string, emailLower: string | undefined): Charge;
-  /** The lookup charged found a valid token: both units are given back. */
-  refund(address: string, emailLower: string): void;
+  /** The lookup charged found a valid token: both units (the address's alone without an e-mail) are given back. */
+  refund(address: string, emailLower?: string): void;
 }
 
 /** Keys (addresses, e-mails, trusted tokens) kept at most, each; beyond, the oldest go first. */
@@ -69,7 +69,7 @@ export function createAuthGuard(policy: { quota: number; windowSeconds: number }
     },
     refund(address, emailLower) {
       perAddress.refund(address);
-      perEmail.refund(emailLower);
+      if (emailLower !== undefined) perEmail.refund(emailLower);
     },
   };
 }

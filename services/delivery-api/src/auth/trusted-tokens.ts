@@ -9,18 +9,32 @@ import type { Db } from "../db/database.ts";
 import { listActiveTokensAfter } from "./auth.repository.ts";
 import type { AuthGuard } from "./auth-guard.ts";
 
+/** Active tokens created after `afterId` (at most `limit`, oldest first): ids and hashes. */
+export type ActiveTokensAfter = (
+  afterId: number,
+  limit: number,
+) => Promise<Array<{ id: number; token_sha256: Buffer }>>;
+
 /** Tokens read per query; a backlog is read in several. */
 const PAGE = 10_000;
 
-export function createTrustedTokens(options: { db: Db; guard: AuthGuard; intervalMs: number; logger: Logger }) {
+export function createTrustedTokens(options: {
+  db: Db;
+  guard: AuthGuard;
+  intervalMs: number;
+  logger: Logger;
+  /** Which tokens: the client API's by default; the operator API passes its staff tokens'. */
+  list?: ActiveTokensAfter;
+}) {
   const { db, guard, logger } = options;
+  const list: ActiveTokensAfter = options.list ?? ((afterId, limit) => listActiveTokensAfter(db, afterId, limit));
   let lastId = 0;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
 
   const load = async () => {
     for (;;) {
-      const rows = await listActiveTokensAfter(db, lastId, PAGE);
+      const rows = await list(lastId, PAGE);
       guard.trust(rows.map((row) => row.token_sha256));
       lastId = rows.at(-1)?.id ?? lastId;
       if (rows.length < PAGE) return;

@@ -107,7 +107,11 @@ const SURFACES = {
   ops: {
     prefix: OPS_PREFIX,
     everyAnswer: [],
-    refusals: { 401: "Authorization: Bearer <operator token> is missing or wrong." },
+    refusals: {
+      401: "Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person.",
+      403: "The caller's role may not call this route (`<role> may not <METHOD> <route>`).",
+      429: "Too many failed authentications from this address: retry after Retry-After.",
+    },
   },
 } satisfies Record<string, Surface>;
 
@@ -152,12 +156,23 @@ async function openApi(app: FastifyInstance) {
         description:
           "The operator's side: client accounts, their users and API tokens, places, zones, package types, " +
           "tariffs (pricing) and webhooks (webhook-dispatcher) of an account, and dispatch (messengers, vehicles, " +
-          "rounds, tasks). Served only on delivery-api's internal listener (API_OPS_PORT). Every error answer " +
+          "rounds, tasks), the staff and the audit log. Served only on delivery-api's internal listener " +
+          "(API_OPS_PORT). The bearer token is the automation token (API_OPS_TOKEN, role admin) or a staff token " +
+          "(`dos_staff_…`, the person's role: admin, dispatcher or read_only); every change is audited " +
+          "(GET /ops/v1/audit). Every error answer " +
           'is `{"errors": ["<field label> <problem>"]}`. The operator CLI (tools/ops-cli) is generated from ' +
           "this document: each operationId `<group>.<action>` is the command `<group> <action>`.",
       },
       servers: [{ url: "/", description: "delivery-api's internal listener (API_OPS_PORT)." }],
-      components: { securitySchemes: { operatorToken: { type: "http", scheme: "bearer" } } },
+      components: {
+        securitySchemes: {
+          operatorToken: {
+            type: "http",
+            scheme: "bearer",
+            description: "API_OPS_TOKEN (automation), or a person's staff token `dos_staff_…`.",
+          },
+        },
+      },
       security: [{ operatorToken: [] }],
     }),
   });
