@@ -412,6 +412,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ops/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit log, newest first
+         * @description Every changing request of the operator API (not GET or HEAD) by an authenticated caller, refused ones included: who (a person, or automation), when, the route and resource, the answer's status, and the resource before and after, with secrets redacted. Filters combine; pages continue with before_id = the previous page's next_before_id.
+         */
+        get: operations["audit.list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ops/v1/deliveries/{delivery_id}/status": {
         parameters: {
             query?: never;
@@ -915,6 +935,36 @@ export interface components {
             revoked_at: string | null;
             token: string;
             user_id: number;
+        };
+        /** AuditEntry */
+        AuditEntry: {
+            actor: {
+                id: number | null;
+                kind: "automation" | "staff";
+                /** @description The person's name when they made the request, or `automation`. */
+                name: string;
+            };
+            /** @description The resource as answered, or read after the change (null: refused, or gone), secrets redacted. */
+            after: unknown;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            at: string;
+            /** @description The resource as read just before the change (null: none, or a create), secrets redacted. */
+            before: unknown;
+            id: number;
+            method: string;
+            /** @description The x-request-id of the request, as in the logs. */
+            request_id: string;
+            resource_id: string | null;
+            /** @description From the route: `vehicles`, `rounds`, `accounts/users`, `staff/tokens`… */
+            resource_type: string;
+            /** @description The route as the OpenAPI document writes it, e.g. `/ops/v1/vehicles/{id}`. */
+            route: string;
+            status_code: number | null;
+        };
+        /** AuditPage */
+        AuditPage: {
+            entries: components["schemas"]["AuditEntry"][];
+            next_before_id: number | null;
         };
         /** CatalogueEntry */
         CatalogueEntry: {
@@ -3814,6 +3864,77 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "audit.list": {
+        parameters: {
+            query: {
+                actor_id?: number;
+                actor_kind?: "automation" | "staff";
+                before_id?: number;
+                limit: number;
+                resource_id?: string;
+                resource_type?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Refused: each message names the field and the problem. */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         "recipient_phone is not a valid phone number"
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };

@@ -2,11 +2,14 @@
  * Builds delivery-api from its dependencies; never listens (main.ts does, tests use inject).
  * Three surfaces: the client API (/api/v2, X-User-Email + X-User-Token), the operator API
  * (/ops/v1, on the internal listener only: the automation token or a person's staff token, each
- * route's role checked) and the retired /api/v1.
+ * route's role checked, every change audited) and the retired /api/v1.
  */
 import { SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
 import type { Kysely } from "kysely";
+import { registerAuditHooks } from "./audit/audit.hooks.ts";
+import { auditOpsRoutes } from "./audit/audit.ops-routes.ts";
+import { createAuditService } from "./audit/audit.service.ts";
 import { createAuthCache } from "./auth/auth-cache.ts";
 import { createAuthGuard } from "./auth/auth-guard.ts";
 import { clientAuthHook } from "./auth/client-auth.ts";
@@ -133,7 +136,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   );
 
   // Operator API: what the spec leaves to "the operator's web interface". Who calls (automation or
-  // a person) and whether their role allows the route (one table, ops-access.ts), before any route runs.
+  // a person), whether their role allows the route (one table, ops-access.ts), and the audit log
+  // of every change, before any route runs.
   const staff = createStaffFeature({
     config,
     db,
@@ -141,6 +145,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     metrics,
     onRefusal: () => rateLimited.inc({ limit: "ops_failed_auth" }),
   });
+  const audit = createAuditService(db);
   const opsRouteRegistry = createOpsRouteRegistry();
   app.decorate("opsRouteRegistry", opsRouteRegistry);
   await app.register(
@@ -148,8 +153,15 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       opsRouteRegistry.watch(ops, OPS_PREFIX);
       ops.addHook("onRequest", staff.authHook);
       ops.addHook("onRequest", opsAccessHook(OPS_PREFIX));
+      registerAuditHooks(ops, {
+        audit,
+        prefix: OPS_PREFIX,
+        hasGet: (route) => opsRouteRegistry.hasGet(route),
+        logger: deps.logger.child({ component: "audit" }),
+      });
       await ops.register(opsOpenApiRoute);
       await ops.register(staff.routes);
+      await ops.register(auditOpsRoutes, { audit });
       await ops.register(opsRoutes, {
         db,
         onAccessChange: () => authCache.clear(),

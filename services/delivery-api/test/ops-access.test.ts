@@ -1,7 +1,7 @@
 /**
  * Roles on the operator API, route by route: every route the app registers under /ops/v1 has a
  * rule in the one table (src/staff/ops-access.ts), the rule is what the staff contract says, and
- * delivery-api refuses over HTTP what a role may not do — 403 naming the role.
+ * delivery-api refuses over HTTP what a role may not do — 403 naming the role, audited as refused.
  * A new route without a rule fails the first test.
  */
 import assert from "node:assert/strict";
@@ -65,6 +65,7 @@ describe("operator API roles", () => {
       { who: "automation", rank: 2, token: OPS_TOKEN, staff: false },
     ];
     const rank: Record<string, number> = { read_only: 0, dispatcher: 1, admin: 2 };
+    const before = await api.db.selectFrom("audit_log").select("id").execute();
     let refusedChanges = 0;
     for (const { method, url } of routes()) {
       const rule = ruleOf(method, url);
@@ -90,5 +91,22 @@ describe("operator API roles", () => {
       }
     }
     assert.ok(refusedChanges > 60, `${refusedChanges}`);
+    // Every refused change is in the audit log as refused, with who tried.
+    const refusals = await api.db
+      .selectFrom("audit_log")
+      .select(["actor_name", "status_code", "before", "after"])
+      .where("status_code", "=", 403)
+      .where(
+        "id",
+        ">",
+        before.reduce((max, row) => Math.max(max, row.id), 0),
+      )
+      .execute();
+    assert.equal(refusals.length, refusedChanges);
+    assert.ok(refusals.every((row) => row.before === null && row.after === null));
+    assert.deepEqual(
+      new Set(refusals.map((row) => row.actor_name)),
+      new Set([people.read_only.name, people.dispatcher.name, "automation"]),
+    );
   });
 });

@@ -24,6 +24,7 @@ export const OPS_ACCESS: Readonly<Record<string, AccessRule>> = {
   // Reads: any role.
   "GET /openapi.json": "read_only",
   "GET /staff/me": "read_only",
+  "GET /audit": "read_only",
   "GET /accounts": "read_only",
   "GET /accounts/:accountId": "read_only",
   "GET /users": "read_only",
