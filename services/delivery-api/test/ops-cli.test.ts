@@ -292,6 +292,45 @@ describe("operator CLI (npm run ops)", () => {
     assert.match(wrongToken.stderr, /answered 401:\n {2}- Authorization: Bearer <operator token> is required/);
   });
 
+  test("a personal staff token works as OPS_TOKEN: the commands run as the person, with their role, audited", async () => {
+    const person = (
+      await ok(["staff", "create", "--email", "cli-person@operator.example", "--name", "Clia", "--role", "read_only"])
+    ).json();
+    const minted = await ok(["staff", "create-token", "--staff", String(person.id), "--label", "console session 1"]);
+    assert.match(minted.stderr, /store the secret in this answer now/);
+    const asPerson = (args: string[]) => ops(args, { OPS_TOKEN: minted.json().token });
+    const personal = await asPerson(["staff", "create-my-token", "--label", "laptop CLI"]);
+    assert.equal(personal.code, 0, personal.stderr);
+    const cli = (args: string[]) => ops(args, { OPS_TOKEN: personal.json().token });
+
+    const me = await cli(["staff", "me"]);
+    assert.equal(me.code, 0, me.stderr);
+    assert.deepEqual(me.json(), {
+      kind: "staff",
+      id: person.id,
+      email: "cli-person@operator.example",
+      name: "Clia",
+      role: "read_only",
+    });
+    assert.equal((await cli(["vehicles", "list"])).code, 0);
+    const refused = await cli(["messengers", "create", "--name", "Paul"]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /answered 403:\n {2}- read_only may not POST \/ops\/v1\/messengers\n/);
+    const mine = await cli(["audit", "list", "--actor-id", String(person.id)]);
+    assert.deepEqual(
+      mine.json().entries.map((e: { method: string; route: string; status_code: number }) => [e.route, e.status_code]),
+      [
+        ["/ops/v1/messengers", 403],
+        ["/ops/v1/staff/me/tokens", 201],
+      ],
+    );
+
+    await ok(["staff", "update", "--staff", String(person.id), "--disabled"]);
+    const disabled = await cli(["staff", "me"]);
+    assert.equal(disabled.code, 1);
+    assert.match(disabled.stderr, /answered 401:[\s\S]*a live personal staff token/);
+  });
+
   test("tariffs pass through to the pricing service, and an unknown account never reaches it", async () => {
     const account = (await ok(["accounts", "create", "--company-name", "Priced"])).json();
     const asked: Array<Record<string, unknown>> = [];

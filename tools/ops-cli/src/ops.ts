@@ -2,8 +2,9 @@
  * `npm run ops -- <group> <action> [flags]`: the operator CLI, a thin client of the operator API
  * whose commands come from its OpenAPI document (libs/contracts/openapi/ops-v1.json, see
  * commands.ts). Where it sends them: OPS_API_URL, else var/demo.json's ops_url (written by
- * `npm start`), else http://localhost:<API_OPS_PORT, default 3004>. The operator token: OPS_TOKEN,
- * else API_OPS_TOKEN, else var/ops-token (written by `npm start`).
+ * `npm start`), else http://localhost:<API_OPS_PORT, default 3004>. The token: OPS_TOKEN (the
+ * automation token, or a person's personal staff token `dos_staff_…`: the requests are then theirs,
+ * with their role, in the audit log under their name), else API_OPS_TOKEN, else var/ops-token.
  * Exit codes: 0 done, 1 refused by the API, 2 usage error, 3 unreachable.
  */
 import { existsSync, readFileSync } from "node:fs";
@@ -19,6 +20,9 @@ const ROOT = repositoryRoot(new URL(".", import.meta.url));
 /** API_OPS_PORT's default: the operator API answers only on delivery-api's internal listener. */
 const DEFAULT_OPS_PORT = "3004";
 const USAGE = "npm run ops --";
+const TOKEN_HINT =
+  "OPS_TOKEN must be the automation token or a live personal staff token (dos_staff_…, from the console's " +
+  "Personal tokens page); a revoked or expired token, or a disabled person's, is refused";
 
 export interface Io {
   out(text: string): void;
@@ -130,6 +134,7 @@ async function send(request: HttpRequest, baseUrl: string, token: string, io: Io
     const errors = (body as { errors?: unknown })?.errors;
     const lines = Array.isArray(errors) ? errors.map(String) : [String(text).slice(0, 500) || response.statusText];
     io.err(`ops: ${request.method} ${url} answered ${response.status}:\n${lines.map((l) => `  - ${l}\n`).join("")}`);
+    if (response.status === 401) io.err(`ops: ${TOKEN_HINT}\n`);
     return EXIT.refused;
   }
   if (body === undefined) {
@@ -194,7 +199,8 @@ function overview(commands: Map<string, Command>): string {
     "",
     "Operator CLI of delivery-api: one command per operation of the operator API's OpenAPI document.",
     "Environment: OPS_API_URL (default var/demo.json's ops_url, else http://localhost:<API_OPS_PORT, 3004>),",
-    "OPS_TOKEN or API_OPS_TOKEN (default: the content of var/ops-token, written by npm start).",
+    "OPS_TOKEN or API_OPS_TOKEN (default: the content of var/ops-token, written by npm start): the automation",
+    "token, or your personal staff token (dos_staff_…, from the console): then you act with your role, audited as you.",
     "",
     "Commands:",
     ...[...commands.values()].sort((a, b) => a.name.localeCompare(b.name)).map(row),
