@@ -43,7 +43,11 @@ const seed = spawnSync(process.execPath, [path.join(root, "services/delivery-api
   stdio: ["ignore", "pipe", "inherit"],
 });
 if (seed.status !== 0) fail("the demo seed failed (its error is above)");
-const seeded = JSON.parse(seed.stdout) as { accounts: Array<{ email: string }>; vehicles: unknown[] };
+const seeded = JSON.parse(seed.stdout) as {
+  accounts: Array<{ email: string }>;
+  vehicles: unknown[];
+  staff: Array<{ id: number; email: string; name: string; role: string }>;
+};
 
 step("starting services (logs in var/log/)");
 const system = await startSystem({ env, basePort, logDir: path.join(varDir, "log") }).catch((error: Error) =>
@@ -85,6 +89,8 @@ const demo = {
     console_user: consoleUsers.find((user) => user.email.toLowerCase() === account.email.toLowerCase()),
   })),
   vehicles: seeded.vehicles,
+  // The operator's demo staff, one per role (delivery-api's ids and e-mails): the console signs them in.
+  staff: seeded.staff,
 };
 // It holds the operator token and the demo accounts' tokens: owner-only, like var/ops-token.
 writeSecretFile(path.join(varDir, "demo.json"), `${JSON.stringify(demo, null, 2)}\n`);

@@ -20,6 +20,7 @@ const TABLES = [
   "messengers",
   "vehicles",
   "rounds",
+  "staff",
 ] as const;
 
 const DEMO_VEHICLES = [
@@ -105,6 +106,25 @@ describe("demo seed", () => {
     assert.equal((await entry("DEMO-VAN-1"))?.messenger_id, round.messenger_id);
     await waitFor(async () => (await entry("DEMO-VAN-2")) !== null, 5000, "DEMO-VAN-2 in the bucket");
     assert.equal((await entry("DEMO-VAN-2"))?.active_round_id, null);
+  });
+
+  test("seeds one staff person per role, who can be given a token and act with that role", async () => {
+    const seeded = await seedDemo(api.db, { secret: SECRET });
+    assert.deepEqual(
+      seeded.staff.map(({ email, name, role }) => [email, name, role]),
+      [
+        ["admin@operator.example", "Demo Admin", "admin"],
+        ["dispatcher@operator.example", "Demo Dispatcher", "dispatcher"],
+        ["viewer@operator.example", "Demo Viewer", "read_only"],
+      ],
+    );
+    const ops = opsClient(api);
+    for (const person of seeded.staff) {
+      assert.deepEqual((await ops.get(`/staff/${person.id}`)).body.email, person.email);
+      const minted = await ops.post(`/staff/${person.id}/tokens`, { label: "demo" });
+      const me = await opsClient(api, minted.body.token).get("/staff/me");
+      assert.deepEqual([me.body.name, me.body.role], [person.name, person.role]);
+    }
   });
 
   test("a re-seed puts the demo vehicle back on an active round after an operator ended it", async () => {

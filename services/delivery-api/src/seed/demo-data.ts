@@ -119,3 +119,13 @@ export const DEMO_VEHICLES: DemoVehicleData[] = [
   { external_id: "DEMO-VAN-1", provider: "demo-tracker", label: "Demo van (on a round)", in_active_round: true },
   { external_id: "DEMO-VAN-2", provider: "demo-tracker", label: "Demo van (parked)", in_active_round: false },
 ];
+
+/**
+ * The demo's staff, one per role, found again by e-mail: the console's demo seed gives them
+ * their credentials, so each role can be signed in as.
+ */
+export const DEMO_STAFF: Array<{ email: string; name: string; role: "admin" | "dispatcher" | "read_only" }> = [
+  { email: "admin@operator.example", name: "Demo Admin", role: "admin" },
+  { email: "dispatcher@operator.example", name: "Demo Dispatcher", role: "dispatcher" },
+  { email: "viewer@operator.example", name: "Demo Viewer", role: "read_only" },
+];

@@ -1,7 +1,8 @@
 /**
  * The demo seed: two client accounts ("Demo Shop" in production, "Demo Shop Test" in the test
  * environment), each with a user and API token, package types, Paris zones, a default place and
- * a saved address; and the demo fleet (demo-fleet.ts). Idempotent: a second run with the same secret changes nothing and returns
+ * a saved address; the demo fleet (demo-fleet.ts) and the demo staff, one per role
+ * (demo-staff.ts). Idempotent: a second run with the same secret changes nothing and returns
  * the same ids and tokens.
  *
  * Tokens are stored hashed only, so a re-run cannot read them back: each demo token is derived
@@ -27,6 +28,7 @@ import { insertMissingZones } from "../zones/zones.repository.ts";
 import { DEMO_ACCOUNTS, type DemoAccountData } from "./demo-data.ts";
 import { type DemoVehicle, seedDemoFleet } from "./demo-fleet.ts";
 import { lockSeed } from "./demo-seed.repository.ts";
+import { type DemoStaff, seedDemoStaff } from "./demo-staff.ts";
 
 export interface DemoSeedOptions {
   /** Secret the demo tokens are derived from; keep it (var/demo-seed-secret) to keep the tokens. */
@@ -48,6 +50,7 @@ export interface DemoAccount {
 export interface DemoSeed {
   accounts: DemoAccount[];
   vehicles: DemoVehicle[];
+  staff: DemoStaff[];
 }
 
 /** Creates what is missing of the demo accounts and returns their credentials and ids. */
@@ -57,7 +60,7 @@ export async function seedDemo(db: Kysely<DB>, options: DemoSeedOptions): Promis
     await lockSeed(trx);
     const accounts: DemoAccount[] = [];
     for (const data of DEMO_ACCOUNTS) accounts.push(await seedAccount(trx, data, options.secret));
-    return { accounts, vehicles: await seedDemoFleet(trx) };
+    return { accounts, vehicles: await seedDemoFleet(trx), staff: await seedDemoStaff(trx) };
   });
 }
 

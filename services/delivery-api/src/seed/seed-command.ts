@@ -1,6 +1,6 @@
 /**
  * `node services/delivery-api/src/seed/seed-command.ts`: seeds the demo accounts into the database
- * at DATABASE_URL (already migrated) and prints `{"accounts": [...], "vehicles": [...]}` as JSON on stdout.
+ * at DATABASE_URL (already migrated) and prints `{"accounts": [...], "vehicles": [...], "staff": [...]}` as JSON on stdout.
  * The token secret is DEMO_SEED_SECRET, else var/demo-seed-secret (created on first use), so
  * every run prints the same tokens.
  */
