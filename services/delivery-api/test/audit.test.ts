@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
-import type { TestAccount, TestApi } from "./fixtures.ts";
+import { startTestApi, type TestAccount, type TestApi } from "./fixtures.ts";
 import { type OpsClient, opsClient } from "./ops-client.ts";
 import { createTestStaff, type TestStaff } from "./staff-fixtures.ts";
 import { startWebhooksTestbed } from "./webhooks-testbed.ts";
@@ -313,6 +313,41 @@ describe("audit log", () => {
         response.body.errors.some((m: string) => m.startsWith(`${field} `)),
         `${query}: ${JSON.stringify(response.body)}`,
       );
+    }
+  });
+
+  test("nothing changes unaudited: no entry, no change; an outcome not written withholds the answer (503)", async () => {
+    // An app of its own: its audit table is broken on purpose, one column at a time.
+    const broken = await startTestApi();
+    try {
+      const automation = opsClient(broken);
+      const vehicle = (await automation.post("/vehicles", { external_id: "AUDIT-BROKEN", provider: "acme" })).body;
+
+      // The entry cannot be opened: the handler never runs.
+      await sql`alter table audit_log rename column before to before_gone`.execute(broken.db);
+      const refused = await automation.patch(`/vehicles/${vehicle.id}`, { label: "unaudited" });
+      assert.ok(refused.status >= 500, `${refused.status}`);
+      assert.equal((await automation.get(`/vehicles/${vehicle.id}`)).body.label, null);
+      await sql`alter table audit_log rename column before_gone to before`.execute(broken.db);
+
+      // The entry is opened but its outcome cannot be written: the caller is told, not answered 200.
+      await sql`alter table audit_log rename column after to after_gone`.execute(broken.db);
+      const withheld = await automation.patch(`/vehicles/${vehicle.id}`, { label: "made" });
+      assert.equal(withheld.status, 503);
+      assert.match(withheld.body.errors[0], /^the audit log could not be written, so this answer is withheld/);
+      assert.ok(Number(withheld.headers["retry-after"]) >= 1);
+      await sql`alter table audit_log rename column after_gone to after`.execute(broken.db);
+      const trace = await broken.db
+        .selectFrom("audit_log")
+        .select(["status_code", "route", "before"])
+        .where("request_id", "=", String(withheld.headers["x-request-id"]))
+        .execute();
+      assert.deepEqual(
+        trace.map((row) => [row.status_code, row.route, (row.before as { label: unknown }).label]),
+        [[null, "/ops/v1/vehicles/{id}", null]],
+      );
+    } finally {
+      await broken.close();
     }
   });
 });
