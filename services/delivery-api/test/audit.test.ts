@@ -114,6 +114,18 @@ describe("audit log", () => {
     );
   });
 
+  test("a messenger's phone positions are telemetry, not audited, unlike the messenger's creation", async () => {
+    const messenger = (await dispatcher.ops.post("/messengers", { name: "Pia" })).body;
+    const position = await call(dispatcher.ops, "post", `/messengers/${messenger.id}/positions`, {
+      latitude: 48.86,
+      longitude: 2.34,
+    });
+    assert.equal(position.status, 200, JSON.stringify(position.body));
+    const recent = await entries("limit=200");
+    assert.equal(recent.filter((entry) => entry.request_id === position.requestId).length, 0);
+    assert.ok(recent.some((entry) => entry.resource_type === "messengers" && entry.after !== null));
+  });
+
   test("automation is audited as automation; a create records the new resource's id and no before", async () => {
     const created = await call(ops, "post", "/messengers", { name: "Auto" });
     assert.equal(created.status, 201);

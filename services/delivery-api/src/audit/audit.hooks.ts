@@ -34,6 +34,16 @@ export interface AuditHooksOptions {
 
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /**
+     * false on telemetry a device sends every few seconds (a phone's position): it is no one's
+     * decision to audit, and an entry plus a read per position would outgrow every other row.
+     */
+    audited?: boolean;
+  }
+}
+
 interface Pending {
   entryId: number | null;
   written: boolean;
@@ -47,6 +57,7 @@ export function registerAuditHooks(ops: FastifyInstance, options: AuditHooksOpti
   const auditedRoute = (request: FastifyRequest) => {
     const url = request.routeOptions.url;
     if (READS.has(request.method) || url === undefined || !url.startsWith(prefix)) return undefined;
+    if (request.routeOptions.config.audited === false) return undefined;
     return url.slice(prefix.length);
   };
   // Before authentication succeeded there is no actor (401, 429): such requests are not audited.

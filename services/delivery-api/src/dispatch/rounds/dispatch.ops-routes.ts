@@ -213,6 +213,7 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
   app.post<P & { Body: Static<typeof PositionBody> }>(
     "/messengers/:id/positions",
     {
+      config: { audited: false },
       schema: {
         operationId: "messengers.record-position",
         response: { 200: PhonePositionRecorded },
