@@ -1,5 +1,5 @@
 /** The console's configuration, validated at boot (see the README's configuration table). */
-import { commonConfig } from "@dos/service-kit";
+import { ConfigError, commonConfig, loadConfig } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 
 /** Prefix of the variables only the console reads; an unknown one stops the boot. */
@@ -85,5 +85,71 @@ export const configSchema = Type.Object({
     description:
       "The MapLibre style of the delivery page's map: the console's own offline style (/map/style.json, no tiles: development, tests) or a provider's https URL in production; its origin is added to the pages' Content-Security-Policy.",
   }),
+  CONSOLE_STAFF_FACTOR_FAILURES_PER_HOUR: Type.Integer({
+    default: 10,
+    minimum: 1,
+    maximum: 1000,
+    description:
+      "Wrong second factors (authenticator codes, passkeys) per staff person within an hour; the next sign-in is refused (429) until it passes.",
+  }),
+  CONSOLE_WEBAUTHN_ORIGIN: Type.Optional(
+    Type.String({
+      maxLength: 300,
+      description:
+        "The origin the staff's passkeys are used on (https://console.example.com; http only on localhost). Default: CONSOLE_PUBLIC_URL's origin.",
+    }),
+  ),
+  CONSOLE_WEBAUTHN_RP_ID: Type.Optional(
+    Type.String({
+      maxLength: 253,
+      description:
+        "The passkeys' relying party id: the origin's host name or a domain it is under. Default: the origin's host name. A passkey works only under the id it was made for.",
+    }),
+  ),
 });
-export type Config = Static<typeof configSchema>;
+
+/** The configuration with the WebAuthn relying party resolved (defaults from CONSOLE_PUBLIC_URL). */
+export type Config = Static<typeof configSchema> & { CONSOLE_WEBAUTHN_ORIGIN: string; CONSOLE_WEBAUTHN_RP_ID: string };
+
+const LOCAL_HOSTS = new Set(["localhost", "127.0.0.1", "[::1]"]);
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * Loads the configuration and checks what no single variable's schema states: WebAuthn's origin
+ * is an origin browsers allow passkeys on, and its relying party id covers it. A refusal names
+ * the variable, as loadConfig's do.
+ */
+export function loadConsoleConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
+  const config = loadConfig(configSchema, { prefix: CONFIG_PREFIX, env });
+  const originVariable = config.CONSOLE_WEBAUTHN_ORIGIN
+    ? "CONSOLE_WEBAUTHN_ORIGIN"
+    : "CONSOLE_WEBAUTHN_ORIGIN (taken from CONSOLE_PUBLIC_URL)";
+  let origin: URL;
+  try {
+    origin = new URL(config.CONSOLE_WEBAUTHN_ORIGIN ?? config.CONSOLE_PUBLIC_URL);
+  } catch {
+    throw new ConfigError(`${originVariable} is invalid: must be an origin such as https://console.example.com`);
+  }
+  const given = config.CONSOLE_WEBAUTHN_ORIGIN;
+  if (given !== undefined && given !== origin.origin) {
+    throw new ConfigError(`CONSOLE_WEBAUTHN_ORIGIN is invalid: must be an origin alone (${origin.origin}), no path`);
+  }
+  if (origin.protocol !== "https:" && !(origin.protocol === "http:" && LOCAL_HOSTS.has(origin.hostname))) {
+    throw new ConfigError(
+      `${originVariable} is invalid: browsers allow passkeys on https:// origins only (http:// on localhost), got ${origin.origin}`,
+    );
+  }
+  const rpId = config.CONSOLE_WEBAUTHN_RP_ID ?? origin.hostname;
+  const rpVariable = config.CONSOLE_WEBAUTHN_RP_ID
+    ? "CONSOLE_WEBAUTHN_RP_ID"
+    : "CONSOLE_WEBAUTHN_RP_ID (taken from the origin)";
+  if (!DOMAIN.test(rpId) || /^[\d.]+$/.test(rpId)) {
+    throw new ConfigError(`${rpVariable} is invalid: must be a domain name (no scheme, port or address), got ${rpId}`);
+  }
+  if (origin.hostname !== rpId && !origin.hostname.endsWith(`.${rpId}`)) {
+    throw new ConfigError(
+      `CONSOLE_WEBAUTHN_RP_ID is invalid: must be ${origin.hostname} or a domain it is under (CONSOLE_WEBAUTHN_ORIGIN is ${origin.origin})`,
+    );
+  }
+  return Object.freeze({ ...config, CONSOLE_WEBAUTHN_ORIGIN: origin.origin, CONSOLE_WEBAUTHN_RP_ID: rpId });
+}

@@ -1,9 +1,9 @@
 /** Boots the console: config, PostgreSQL, NATS, the app, and shutdown on SIGTERM. */
 import { SERVICE_NAMES } from "@dos/contracts";
-import { bootService, exitOnConfigError, loadConfig } from "@dos/service-kit";
+import { bootService, exitOnConfigError } from "@dos/service-kit";
 import { SCHEMA } from "../migrations/index.ts";
 import { buildApp } from "./app.ts";
-import { CONFIG_PREFIX, configSchema } from "./config.ts";
+import { loadConsoleConfig } from "./config.ts";
 
-const config = exitOnConfigError(() => loadConfig(configSchema, { prefix: CONFIG_PREFIX }));
+const config = exitOnConfigError(() => loadConsoleConfig());
 await bootService({ service: SERVICE_NAMES.console, schema: SCHEMA, config, build: buildApp });

@@ -1,8 +1,8 @@
 /** The console's configuration: every variable validated at boot, a refusal naming it. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { loadConfig, PAGE_CSP } from "@dos/service-kit";
-import { CONFIG_PREFIX, type Config, configSchema } from "../src/config.ts";
+import { PAGE_CSP } from "@dos/service-kit";
+import { type Config, loadConsoleConfig } from "../src/config.ts";
 import { pagesCsp } from "../src/web/pages-csp.ts";
 
 const valid = {
@@ -14,7 +14,7 @@ const valid = {
   CONSOLE_OPS_TOKEN: "an-operator-token-long-enough-0123",
   CONSOLE_SECRET_KEY: "a-console-secret-key-long-enough-0123456",
 };
-const load = (env: Record<string, string>): Config => loadConfig(configSchema, { prefix: CONFIG_PREFIX, env });
+const load = (env: Record<string, string>): Config => loadConsoleConfig(env);
 
 test("secure by default: cookies Secure unless the local-development switch is set, log e-mails", () => {
   const config = load(valid);
@@ -63,4 +63,53 @@ test("the map's style: the console's own offline style by default, a provider on
   assert.match(csp, /connect-src 'self' https:\/\/tiles\.example\.com;/);
   assert.match(csp, /img-src 'self' data: https:\/\/tiles\.example\.com;/);
   assert.match(csp, /script-src 'self';/, "scripts stay the console's own");
+});
+
+test("passkeys: the relying party is the public URL's by default; a bad origin or id is refused by name", () => {
+  const config = load(valid);
+  assert.equal(config.CONSOLE_WEBAUTHN_ORIGIN, "https://console.example.com");
+  assert.equal(config.CONSOLE_WEBAUTHN_RP_ID, "console.example.com");
+  const local = load({ ...valid, CONSOLE_PUBLIC_URL: "http://localhost:3005" });
+  assert.deepEqual(
+    [local.CONSOLE_WEBAUTHN_ORIGIN, local.CONSOLE_WEBAUTHN_RP_ID],
+    ["http://localhost:3005", "localhost"],
+  );
+  const parent = load({ ...valid, CONSOLE_WEBAUTHN_RP_ID: "example.com" });
+  assert.equal(parent.CONSOLE_WEBAUTHN_RP_ID, "example.com", "a domain the origin is under");
+
+  const refusals: Array<[Record<string, string>, RegExp]> = [
+    [
+      { CONSOLE_PUBLIC_URL: "http://console.example.com" },
+      /^ConfigError: CONSOLE_WEBAUTHN_ORIGIN \(taken from CONSOLE_PUBLIC_URL\) is invalid: browsers allow passkeys on https:\/\/ origins only/,
+    ],
+    [
+      { CONSOLE_WEBAUTHN_ORIGIN: "http://console.example.com" },
+      /^ConfigError: CONSOLE_WEBAUTHN_ORIGIN is invalid: browsers/,
+    ],
+    [
+      { CONSOLE_WEBAUTHN_ORIGIN: "https://console.example.com/staff" },
+      /^ConfigError: CONSOLE_WEBAUTHN_ORIGIN is invalid: must be an origin alone/,
+    ],
+    [
+      { CONSOLE_WEBAUTHN_ORIGIN: "console.example.com" },
+      /^ConfigError: CONSOLE_WEBAUTHN_ORIGIN is invalid: must be an origin/,
+    ],
+    [
+      { CONSOLE_WEBAUTHN_RP_ID: "other.example.com" },
+      /^ConfigError: CONSOLE_WEBAUTHN_RP_ID is invalid: must be console\.example\.com or a domain it is under/,
+    ],
+    [
+      { CONSOLE_WEBAUTHN_RP_ID: "ample.com" },
+      /^ConfigError: CONSOLE_WEBAUTHN_RP_ID is invalid: must be console\.example\.com/,
+    ],
+    [
+      { CONSOLE_WEBAUTHN_RP_ID: "https://console.example.com" },
+      /^ConfigError: CONSOLE_WEBAUTHN_RP_ID is invalid: must be a domain name/,
+    ],
+    [
+      { CONSOLE_PUBLIC_URL: "http://127.0.0.1:3005" },
+      /^ConfigError: CONSOLE_WEBAUTHN_RP_ID \(taken from the origin\) is invalid: must be a domain name .*got 127\.0\.0\.1/,
+    ],
+  ];
+  for (const [env, refusal] of refusals) assert.throws(() => load({ ...valid, ...env }), refusal, JSON.stringify(env));
 });
