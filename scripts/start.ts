@@ -54,11 +54,17 @@ const system = await startSystem({ env, basePort, logDir: path.join(varDir, "log
   fail(`${error.message}; see var/log/`),
 );
 
-// The demo users' console passwords: the console seed needs delivery-api running to find them.
+// The demo users' console passwords, and the demo staff's passwords and authenticator secrets:
+// the console seed needs delivery-api running to find them.
 const consoleEnv = SERVICES.find((spec) => spec.name === "console")?.links?.(basePort, env) ?? {};
 const consoleSeed = spawnSync(
   process.execPath,
-  [path.join(root, "services/console/dist/src/seed/seed-command.js"), ...seeded.accounts.map((a) => a.email)],
+  [
+    path.join(root, "services/console/dist/src/seed/seed-command.js"),
+    ...seeded.accounts.map((a) => a.email),
+    "--staff",
+    ...seeded.staff.map((person) => person.email),
+  ],
   {
     env: {
       ...process.env,
@@ -75,7 +81,11 @@ if (consoleSeed.status !== 0) {
   await system.stop();
   fail("the console's demo seed failed (its error is above)");
 }
-const consoleUsers = JSON.parse(consoleSeed.stdout) as Array<{ email: string; password: string }>;
+const consoleSeeded = JSON.parse(consoleSeed.stdout) as {
+  users: Array<{ email: string; password: string }>;
+  staff: Array<{ email: string; password: string; totp_secret: string; totp_uri: string }>;
+};
+const sameEmail = (a: string, b: string) => a.toLowerCase() === b.toLowerCase();
 
 const demo = {
   api_url: system.url("delivery-api"),
@@ -86,11 +96,17 @@ const demo = {
   ops_token: opsToken,
   accounts: seeded.accounts.map((account) => ({
     ...account,
-    console_user: consoleUsers.find((user) => user.email.toLowerCase() === account.email.toLowerCase()),
+    console_user: consoleSeeded.users.find((user) => sameEmail(user.email, account.email)),
   })),
   vehicles: seeded.vehicles,
-  // The operator's demo staff, one per role (delivery-api's ids and e-mails): the console signs them in.
-  staff: seeded.staff,
+  // The operator's demo staff, one per role (delivery-api's ids and e-mails); they sign in at
+  // /staff/sign-in with the password, then the code an authenticator app (or
+  // `oathtool --totp -b <totp_secret>`) shows for the secret.
+  staff_sign_in_url: `${consoleEnv.CONSOLE_PUBLIC_URL}/staff/sign-in`,
+  staff: seeded.staff.map((person) => ({
+    ...person,
+    console: consoleSeeded.staff.find((credentials) => sameEmail(credentials.email, person.email)),
+  })),
 };
 // It holds the operator token and the demo accounts' tokens: owner-only, like var/ops-token.
 writeSecretFile(path.join(varDir, "demo.json"), `${JSON.stringify(demo, null, 2)}\n`);
@@ -102,6 +118,9 @@ for (const service of system.services) {
 process.stdout.write(`  ${"operator API".padEnd(20)} ${system.opsUrl}/ops/v1  (internal listener)\n`);
 process.stdout.write(
   `\nConsole: ${demo.console_url} (demo users and passwords: var/demo.json, accounts[].console_user)\n`,
+);
+process.stdout.write(
+  `Staff console: ${demo.staff_sign_in_url} (demo staff, passwords and authenticator secrets: var/demo.json, staff[].console)\n`,
 );
 process.stdout.write(`\nDemo credentials: var/demo.json. Operator CLI: npm run ops -- help\nPress Ctrl-C to stop.\n`);
 

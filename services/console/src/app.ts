@@ -7,6 +7,7 @@
 import { SERVICE_NAMES } from "@dos/contracts";
 import { type BuiltService, bearerAuthHook, createHttpApp, type ServiceDeps } from "@dos/service-kit";
 import fastifyCookie from "@fastify/cookie";
+import type { FastifyRequest } from "fastify";
 import type { Kysely } from "kysely";
 import { accountRoutes } from "./account/account.routes.ts";
 import { billingRoutes } from "./billing/billing.routes.ts";
@@ -16,12 +17,16 @@ import type { DB } from "./db/database.ts";
 import { createOpsClient } from "./delivery-api/ops-client.ts";
 import { mailerFromConfig } from "./mail/mailer.ts";
 import { mapRoutes, mapStyleRoutes } from "./map/map.routes.ts";
+import { operatorApiRoutes } from "./operator-api/operator-api.routes.ts";
 import { peopleOpsRoutes, peopleRoutes } from "./people/people.routes.ts";
 import { createPeople } from "./people/people.service.ts";
 import { createSealer } from "./secrets.ts";
 import { cookieNames, csrfGuard } from "./sessions/cookies.ts";
-import { sessionRoutes } from "./sessions/sessions.routes.ts";
+import { sessionRoutes, staffSessionOf } from "./sessions/sessions.routes.ts";
 import { createSessions } from "./sessions/sessions.service.ts";
+import { createPasskeys } from "./staff/passkeys.ts";
+import { staffOpsRoutes, staffRoutes } from "./staff/staff.routes.ts";
+import { createStaffCredentials } from "./staff/staff.service.ts";
 import { pagesRoutes } from "./web/pages.routes.ts";
 
 /** The BFF takes small JSON bodies only (a delivery with its packages is a few kilobytes). */
@@ -38,7 +43,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     trustedProxies: config.TRUSTED_PROXIES,
     checks: { postgres: deps.database.check, nats: deps.nats.check },
     bodyLimit: BODY_LIMIT,
-    internalPrefix: "/ops",
+    // The console's own operator routes only: /ops/v1 is the staff's operator API, forwarded.
+    internalPrefix: "/ops/console",
   });
   await app.register(fastifyCookie);
 
@@ -48,20 +54,25 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     timeoutMs: config.CONSOLE_API_TIMEOUT_MS,
   });
   const cookies = cookieNames(config.CONSOLE_INSECURE_HTTP_FOR_LOCAL_DEV);
-  const sessions = createSessions({
+  const sealer = createSealer(config.CONSOLE_SECRET_KEY);
+  const sessions = createSessions({ db, ops, sealer, config, logger: logger.child({ component: "sessions" }) });
+  const mailer = mailerFromConfig(config, logger);
+  const people = createPeople({ db, ops, mailer, config });
+  const staff = createStaffCredentials({
     db,
     ops,
-    sealer: createSealer(config.CONSOLE_SECRET_KEY),
+    mailer,
     config,
-    logger: logger.child({ component: "sessions" }),
+    sealer,
+    passkeys: createPasskeys({ rpId: config.CONSOLE_WEBAUTHN_RP_ID, origin: config.CONSOLE_WEBAUTHN_ORIGIN }),
   });
-  const people = createPeople({ db, ops, mailer: mailerFromConfig(config, logger), config });
   const routeOptions = { sessions, people, ops, cookies };
 
   await app.register(
     async (api) => {
       api.addHook("onRequest", csrfGuard(cookies));
       await api.register(sessionRoutes, routeOptions);
+      await api.register(staffRoutes, { staff, sessions, ops, cookies });
       await api.register(peopleRoutes, routeOptions);
       await api.register(accountRoutes, { db, ops, sessions, cookies });
       await api.register(billingRoutes, { ops, sessions, cookies });
@@ -81,15 +92,25 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     },
     { prefix: "/api" },
   );
+  await app.register(operatorApiRoutes, {
+    opsUrl: config.CONSOLE_OPS_URL,
+    timeoutMs: config.CONSOLE_API_TIMEOUT_MS,
+    sessions,
+    cookies,
+  });
   await app.register(mapStyleRoutes);
   await app.register(
     async (opsApp) => {
       opsApp.addHook("onRequest", bearerAuthHook(config.CONSOLE_OPS_TOKEN));
       await opsApp.register(peopleOpsRoutes, { people });
+      await opsApp.register(staffOpsRoutes, { staff });
     },
     { prefix: "/ops/console/v1" },
   );
-  await app.register(pagesRoutes, { mapStyleUrl: config.CONSOLE_MAP_STYLE_URL });
+  await app.register(pagesRoutes, {
+    mapStyleUrl: config.CONSOLE_MAP_STYLE_URL,
+    isStaff: async (request: FastifyRequest) => (await staffSessionOf(request, sessions, cookies)) !== undefined,
+  });
 
   return {
     app,

@@ -40,6 +40,35 @@ export interface Statement {
   totals: { deliveries: number; delivered: number; failed: number; cancelled: number; billed_cents: number };
 }
 
+/** A staff person as delivery-api's operator API shows them (docs: STAFF contract, /ops/v1/staff). */
+export interface OpsStaff {
+  id: number;
+  email: string;
+  name: string;
+  role: StaffRole;
+  disabled: boolean;
+  created_at: string;
+}
+
+export type StaffRole = "admin" | "dispatcher" | "read_only";
+
+/** Who a staff token is, as `GET /ops/v1/staff/me` answers. */
+export interface StaffActor {
+  kind: "staff" | "automation";
+  id: number | null;
+  email: string | null;
+  name: string;
+  role: StaffRole;
+}
+
+export interface MintedStaffToken {
+  id: number;
+  label: string;
+  token: string;
+  created_at: string;
+  expires_at: string | null;
+}
+
 export interface OpsClient {
   findUserByEmail(email: string): Promise<OpsUser | undefined>;
   getAccount(accountId: number): Promise<OpsAccount>;
@@ -52,6 +81,14 @@ export interface OpsClient {
   createToken(accountId: number, userId: number): Promise<MintedToken>;
   /** Revokes a token; one already revoked or gone counts as done. */
   revokeToken(accountId: number, userId: number, tokenId: number): Promise<void>;
+  findStaffByEmail(email: string): Promise<OpsStaff | undefined>;
+  getStaff(staffId: number): Promise<OpsStaff>;
+  /** A staff token for a console session, expiring when the session does at the latest. */
+  createStaffToken(staffId: number, label: string, expiresAt: Date): Promise<MintedStaffToken>;
+  /** Revokes a staff token; one already revoked or gone counts as done. */
+  revokeStaffToken(staffId: number, tokenId: number): Promise<void>;
+  /** Who this staff token is; undefined when delivery-api refuses it (revoked, expired, person disabled). */
+  staffMe(staffToken: string): Promise<StaffActor | undefined>;
 }
 
 export function createOpsClient(options: { baseUrl: string; token: string; timeoutMs: number }): OpsClient {
@@ -81,6 +118,28 @@ export function createOpsClient(options: { baseUrl: string; token: string; timeo
     if (answer.status === 404) throw new HttpError(404, `${what} not found`);
     throw unavailable(`delivery-api refused the console's request for ${what} (${answer.status})`);
   };
+  /**
+   * A call of the staff routes, which the operator API's generated types do not have yet: the
+   * same answer shape as openapi-fetch's, so `call` treats both alike.
+   */
+  const staffCall =
+    (method: string, path: string, body?: unknown, token = options.token) =>
+    async (signal: AbortSignal) => {
+      const response = await fetch(new URL(path, options.baseUrl), {
+        method,
+        headers: {
+          authorization: `Bearer ${token}`,
+          accept: "application/json",
+          ...(body === undefined ? {} : { "content-type": "application/json" }),
+        },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+        redirect: "error",
+      });
+      const text = await response.text();
+      const parsed: unknown = text ? JSON.parse(text) : undefined;
+      return response.ok ? { response, data: parsed } : { response, error: parsed };
+    };
   const account = (accountId: number) => ({ accountId: String(accountId) });
   const user = (accountId: number, userId: number) => ({ ...account(accountId), userId: String(userId) });
 
@@ -151,6 +210,43 @@ export function createOpsClient(options: { baseUrl: string; token: string; timeo
         }),
       );
       if (answer.status !== 200 && answer.status !== 404) expect(answer, 200, "token");
+    },
+    async findStaffByEmail(email) {
+      const query = new URLSearchParams({ email }).toString();
+      const answer = await call<{ staff: OpsStaff[] }>(staffCall("GET", `/ops/v1/staff?${query}`));
+      if (answer.status === 422) return undefined;
+      return expect(answer, 200, "staff").staff[0];
+    },
+    async getStaff(staffId) {
+      const answer = await call<OpsStaff>(staffCall("GET", `/ops/v1/staff/${staffId}`));
+      return expect(answer, 200, "staff member");
+    },
+    async createStaffToken(staffId, label, expiresAt) {
+      const answer = await call<MintedStaffToken>(
+        staffCall("POST", `/ops/v1/staff/${staffId}/tokens`, { label, expires_at: expiresAt.toISOString() }),
+      );
+      return expect(answer, 201, "staff member");
+    },
+    async revokeStaffToken(staffId, tokenId) {
+      const answer = await call(staffCall("DELETE", `/ops/v1/staff/${staffId}/tokens/${tokenId}`));
+      if (answer.status !== 204 && answer.status !== 404) expect(answer, 204, "staff token");
+    },
+    async staffMe(staffToken) {
+      let answer: Awaited<ReturnType<ReturnType<typeof staffCall>>>;
+      try {
+        answer = await staffCall(
+          "GET",
+          "/ops/v1/staff/me",
+          undefined,
+          staffToken,
+        )(AbortSignal.timeout(options.timeoutMs));
+      } catch {
+        throw unavailable("delivery-api is not answering, retry later");
+      }
+      // Here a 401 is the person's: their token was revoked or expired, or they were disabled.
+      if (answer.response.status === 401 || answer.response.status === 403) return undefined;
+      if (answer.response.status !== 200) throw unavailable("delivery-api is not answering, retry later");
+      return answer.data as StaffActor;
     },
   };
 }

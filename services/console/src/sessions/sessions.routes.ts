@@ -9,7 +9,7 @@ import type { OpsClient } from "../delivery-api/ops-client.ts";
 import { PASSWORD_MAX } from "../people/passwords.ts";
 import type { People } from "../people/people.service.ts";
 import { type CookieNames, clearSessionCookie, csrfToken, setSessionCookie } from "./cookies.ts";
-import type { Sessions, SessionUser } from "./sessions.service.ts";
+import type { Sessions, SessionUser, StaffSessionUser } from "./sessions.service.ts";
 
 export const Email = Type.String({ format: "email", maxLength: 254 });
 export const Password = Type.String({ minLength: 1, maxLength: PASSWORD_MAX });
@@ -26,6 +26,7 @@ export interface SessionRoutesOptions {
 declare module "fastify" {
   interface FastifyRequest {
     sessionUser?: SessionUser;
+    staffUser?: StaffSessionUser;
   }
 }
 
@@ -38,6 +39,16 @@ export async function requireSession(
   request.sessionUser ??= await sessions.resolve(request.cookies[cookies.session]);
   if (!request.sessionUser) throw unauthorized("sign in first: the session is missing or has ended");
   return request.sessionUser;
+}
+
+/** The live staff session of the request, if any (a shop session is none). */
+export async function staffSessionOf(
+  request: FastifyRequest,
+  sessions: Sessions,
+  cookies: CookieNames,
+): Promise<StaffSessionUser | undefined> {
+  request.staffUser ??= await sessions.resolveStaff(request.cookies[cookies.session]);
+  return request.staffUser;
 }
 
 /** What the pages show of who is signed in, and where. */

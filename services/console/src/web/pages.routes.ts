@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import fastifyStatic from "@fastify/static";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { pagesCsp } from "./pages-csp.ts";
 
 /** dist/web beside dist/src when running the build; the package's dist/web when running sources (tests). */
@@ -15,8 +15,18 @@ export const WEB_ROOT = fileURLToPath(
 );
 
 const NOT_PAGES = /^\/(api|ops|livez|readyz|metrics)(\/|$|\?)/;
+/** The staff's pages: they exist for a staff session only, but for the way in (sign-in, invitation, enrolment). */
+const STAFF_PAGES = /^\/staff(\/|$|\?)/;
+const STAFF_WAY_IN = /^\/staff\/(sign-in|invitation|enrolment)(\/|$|\?)/;
 
-export async function pagesRoutes(app: FastifyInstance, options: { root?: string; mapStyleUrl?: string } = {}) {
+export interface PagesOptions {
+  root?: string;
+  mapStyleUrl?: string;
+  /** Whether the request comes with a live staff session. */
+  isStaff?: (request: FastifyRequest) => Promise<boolean>;
+}
+
+export async function pagesRoutes(app: FastifyInstance, options: PagesOptions = {}) {
   const root = options.root ?? WEB_ROOT;
   const csp = pagesCsp(options.mapStyleUrl);
   if (!existsSync(`${root}/index.html`)) {
@@ -34,6 +44,10 @@ export async function pagesRoutes(app: FastifyInstance, options: { root?: string
     if (NOT_PAGES.test(request.url)) {
       return reply.code(404).send({ errors: [`route GET ${request.url.split("?")[0]} not found`] });
     }
+    // The app itself shows the not-found page there; the status says so too, as for any page
+    // that does not exist, so that a shop user (or anyone) learns nothing from it.
+    const staffOnly = STAFF_PAGES.test(request.url) && !STAFF_WAY_IN.test(request.url);
+    if (staffOnly && !(await options.isStaff?.(request))) reply.code(404);
     return reply.header("cache-control", "no-cache").header("content-security-policy", csp).sendFile("index.html");
   });
 }
