@@ -2,7 +2,8 @@
  * The calls the console makes to delivery-api's operator API (/ops/v1): finding a user by
  * e-mail, reading the account, minting and revoking the API token a session calls the client
  * API with. Always for one account, the session's or the invited user's: nothing here lists or
- * touches another. Paths, parameters and answers are typed by the client generated from the
+ * touches another. For the staff: finding a staff person by e-mail, reading one, minting and
+ * revoking a staff session's token, and asking who a staff token is (with that token). Paths, parameters and answers are typed by the client generated from the
  * operator API's OpenAPI document (@dos/api-types/ops-v1); the places and the statement, whose
  * answers the document does not declare yet, have the few fields read here declared below.
  */
@@ -40,34 +41,10 @@ export interface Statement {
   totals: { deliveries: number; delivered: number; failed: number; cancelled: number; billed_cents: number };
 }
 
-/** A staff person as delivery-api's operator API shows them (docs: STAFF contract, /ops/v1/staff). */
-export interface OpsStaff {
-  id: number;
-  email: string;
-  name: string;
-  role: StaffRole;
-  disabled: boolean;
-  created_at: string;
-}
-
-export type StaffRole = "admin" | "dispatcher" | "read_only";
-
-/** Who a staff token is, as `GET /ops/v1/staff/me` answers. */
-export interface StaffActor {
-  kind: "staff" | "automation";
-  id: number | null;
-  email: string | null;
-  name: string;
-  role: StaffRole;
-}
-
-export interface MintedStaffToken {
-  id: number;
-  label: string;
-  token: string;
-  created_at: string;
-  expires_at: string | null;
-}
+export type OpsStaff = Schemas["Staff"];
+/** Who a token is, as `GET /ops/v1/staff/me` answers. */
+export type StaffActor = Schemas["OpsActor"];
+export type MintedStaffToken = Schemas["StaffTokenCreated"];
 
 export interface OpsClient {
   findUserByEmail(email: string): Promise<OpsUser | undefined>;
@@ -118,28 +95,6 @@ export function createOpsClient(options: { baseUrl: string; token: string; timeo
     if (answer.status === 404) throw new HttpError(404, `${what} not found`);
     throw unavailable(`delivery-api refused the console's request for ${what} (${answer.status})`);
   };
-  /**
-   * A call of the staff routes, which the operator API's generated types do not have yet: the
-   * same answer shape as openapi-fetch's, so `call` treats both alike.
-   */
-  const staffCall =
-    (method: string, path: string, body?: unknown, token = options.token) =>
-    async (signal: AbortSignal) => {
-      const response = await fetch(new URL(path, options.baseUrl), {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          accept: "application/json",
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
-        },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal,
-        redirect: "error",
-      });
-      const text = await response.text();
-      const parsed: unknown = text ? JSON.parse(text) : undefined;
-      return response.ok ? { response, data: parsed } : { response, error: parsed };
-    };
   const account = (accountId: number) => ({ accountId: String(accountId) });
   const user = (accountId: number, userId: number) => ({ ...account(accountId), userId: String(userId) });
 
@@ -212,41 +167,54 @@ export function createOpsClient(options: { baseUrl: string; token: string; timeo
       if (answer.status !== 200 && answer.status !== 404) expect(answer, 200, "token");
     },
     async findStaffByEmail(email) {
-      const query = new URLSearchParams({ email }).toString();
-      const answer = await call<{ staff: OpsStaff[] }>(staffCall("GET", `/ops/v1/staff?${query}`));
+      const answer = await call<{ staff: OpsStaff[] }>((signal) =>
+        client.GET("/ops/v1/staff", { params: { query: { email, page: 1, per_page: 1 } }, signal }),
+      );
       if (answer.status === 422) return undefined;
       return expect(answer, 200, "staff").staff[0];
     },
     async getStaff(staffId) {
-      const answer = await call<OpsStaff>(staffCall("GET", `/ops/v1/staff/${staffId}`));
+      const answer = await call<OpsStaff>((signal) =>
+        client.GET("/ops/v1/staff/{id}", { params: { path: { id: String(staffId) } }, signal }),
+      );
       return expect(answer, 200, "staff member");
     },
     async createStaffToken(staffId, label, expiresAt) {
-      const answer = await call<MintedStaffToken>(
-        staffCall("POST", `/ops/v1/staff/${staffId}/tokens`, { label, expires_at: expiresAt.toISOString() }),
+      const answer = await call<MintedStaffToken>((signal) =>
+        client.POST("/ops/v1/staff/{id}/tokens", {
+          params: { path: { id: String(staffId) } },
+          body: { label, expires_at: expiresAt.toISOString() },
+          signal,
+        }),
       );
       return expect(answer, 201, "staff member");
     },
     async revokeStaffToken(staffId, tokenId) {
-      const answer = await call(staffCall("DELETE", `/ops/v1/staff/${staffId}/tokens/${tokenId}`));
+      const answer = await call((signal) =>
+        client.DELETE("/ops/v1/staff/{id}/tokens/{tokenId}", {
+          params: { path: { id: String(staffId), tokenId: String(tokenId) } },
+          signal,
+        }),
+      );
       if (answer.status !== 204 && answer.status !== 404) expect(answer, 204, "staff token");
     },
     async staffMe(staffToken) {
-      let answer: Awaited<ReturnType<ReturnType<typeof staffCall>>>;
+      let answer: { response: Response; data?: StaffActor };
       try {
-        answer = await staffCall(
-          "GET",
-          "/ops/v1/staff/me",
-          undefined,
-          staffToken,
-        )(AbortSignal.timeout(options.timeoutMs));
+        answer = await client.GET("/ops/v1/staff/me", {
+          // The person's own token, not the console's.
+          headers: { authorization: `Bearer ${staffToken}` },
+          signal: AbortSignal.timeout(options.timeoutMs),
+        });
       } catch {
         throw unavailable("delivery-api is not answering, retry later");
       }
       // Here a 401 is the person's: their token was revoked or expired, or they were disabled.
-      if (answer.response.status === 401 || answer.response.status === 403) return undefined;
-      if (answer.response.status !== 200) throw unavailable("delivery-api is not answering, retry later");
-      return answer.data as StaffActor;
+      if (answer.response.status === 401) return undefined;
+      if (answer.response.status !== 200 || !answer.data) {
+        throw unavailable("delivery-api is not answering, retry later");
+      }
+      return answer.data;
     },
   };
 }

@@ -59,11 +59,11 @@ export interface StaffCredentialsDeps {
 }
 
 /** How long the second step may follow the password. */
-export const SIGN_IN_CHALLENGE_MINUTES = 5;
+const SIGN_IN_CHALLENGE_MINUTES = 5;
 /** How long enrolling a second factor may follow the password set through the invitation. */
-export const ENROLMENT_MINUTES = 30;
+const ENROLMENT_MINUTES = 30;
 /** Wrong second factors within one sign-in challenge; then the password is asked again. */
-export const CHALLENGE_FAILURES = 3;
+const CHALLENGE_FAILURES = 3;
 const HOUR_SECONDS = 3600;
 
 export type SecondFactor = "passkey" | "totp";
