@@ -29,7 +29,8 @@ let csrf = "";
 
 export const csrfHeader = (): Record<string, string> => ({ "x-csrf-token": csrf });
 
-async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
+/** One call of the console's backend (/api + path): the answer's JSON, or an ApiError with its messages. */
+export async function call<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: "application/json" };
   if (method !== "GET") Object.assign(headers, csrfHeader());
   if (body !== undefined) headers["content-type"] = "application/json";

@@ -16,6 +16,8 @@ export function Field(props: {
   type?: string;
   autoComplete?: string;
   minLength?: number;
+  maxLength?: number;
+  inputMode?: "numeric" | "text" | "email";
   required?: boolean;
   defaultValue?: string;
   children?: (id: string, describedBy: string | undefined) => ReactNode;
@@ -35,6 +37,8 @@ export function Field(props: {
           type={props.type ?? "text"}
           autoComplete={props.autoComplete ?? "off"}
           minLength={props.minLength}
+          maxLength={props.maxLength}
+          inputMode={props.inputMode}
           required={props.required ?? false}
           defaultValue={props.defaultValue}
           aria-invalid={own.length > 0 || undefined}

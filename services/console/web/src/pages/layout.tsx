@@ -1,8 +1,23 @@
 /** The frame of every page: the account's name, a test-account banner, navigation, sign-out. */
 import { useQuery, useQueryClient } from "@tanstack/react-query";
-import { Link, Outlet, useNavigate } from "@tanstack/react-router";
+import { Link, Outlet, useLocation, useNavigate } from "@tanstack/react-router";
 import { bff } from "../bff.ts";
 import { sessionQuery } from "../session.ts";
+import { StaffFrame } from "../staff/shell.tsx";
+import { staffSessionQuery } from "../staff/staff-bff.ts";
+
+/**
+ * The staff's frame on a staff page of a signed-in staff person; the shop's frame anywhere else,
+ * the staff's way in and their not-found page included, so that a shop user (or a stranger) sees
+ * at /staff/… exactly what they see at any address that does not exist.
+ */
+export function Frame() {
+  const { pathname } = useLocation();
+  const staffPage = pathname === "/staff" || pathname.startsWith("/staff/");
+  const staff = useQuery({ ...staffSessionQuery, enabled: staffPage });
+  if (staffPage && staff.isPending) return null;
+  return staffPage && staff.data?.signed_in ? <StaffFrame /> : <Layout />;
+}
 
 export function Layout() {
   const session = useQuery(sessionQuery);
