@@ -20,6 +20,10 @@ export interface ConsoleBed {
   internalUrl: string;
   ops<T = unknown>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }>;
   invite(email: string): Promise<{ status: number; body: unknown }>;
+  /** Invites a staff person of delivery-api to the console (the console's internal listener). */
+  inviteStaff(email: string): Promise<{ status: number; body: unknown }>;
+  /** A new staff person in delivery-api (created by the automation token), not invited yet. */
+  newStaff(role: "admin" | "dispatcher" | "read_only"): Promise<{ id: number; email: string; name: string }>;
   /** The link of the last e-mail sent to this address. */
   lastLinkTo(email: string): Promise<string>;
   /** An account with one user; its e-mail is returned. */
@@ -56,6 +60,20 @@ export async function startConsoleBed(env: Record<string, string> = {}): Promise
     internalUrl: consoleService.internalUrl,
     ops: (method, p, body) => json(`${system.opsUrl}/ops/v1${p}`, method, OPS_TOKEN, body),
     invite: (email) => json(`${consoleService.internalUrl}/ops/console/v1/invitations`, "POST", OPS_TOKEN, { email }),
+    inviteStaff: (email) =>
+      json(`${consoleService.internalUrl}/ops/console/v1/staff/invitations`, "POST", OPS_TOKEN, { email }),
+    async newStaff(role) {
+      counter += 1;
+      const name = `Staff ${counter} (${role})`;
+      const created = await bed.ops<{ id: number; email: string }>("POST", "/staff", {
+        email: `staff${counter}-${Date.now()}@operator.example`,
+        name,
+        role,
+      });
+      if (created.status !== 201)
+        throw new Error(`staff not created: ${created.status} ${JSON.stringify(created.body)}`);
+      return { id: created.body.id, email: created.body.email, name };
+    },
     async lastLinkTo(email) {
       // The log reaches its file through a pipe: the line may land a moment after the answer.
       const links = () =>

@@ -3,54 +3,17 @@
  * sessions and their ends, throttling, resets; and the refusals a stranger meets.
  */
 import assert from "node:assert/strict";
-import http from "node:http";
 import { after, before, describe, test } from "node:test";
 import pg from "pg";
 import { clientHeaders, outboundDelivery, seedAccounts } from "../../../e2e/src/client.ts";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
+import { Browser } from "./http-browser.ts";
 
 let bed: ConsoleBed;
 before(async () => {
   bed = await startConsoleBed();
 });
 after(async () => bed?.close());
-
-/** A browser's view of the console: its cookie jar and the CSRF token the session handed out. */
-class Browser {
-  cookies = new Map<string, string>();
-  csrf = "";
-  readonly base: string;
-  constructor(base: string) {
-    this.base = base;
-  }
-  async call(method: string, path: string, body?: unknown, options: { csrf?: boolean } = {}) {
-    const headers: Record<string, string> = {
-      cookie: [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; "),
-    };
-    if (body !== undefined) headers["content-type"] = "application/json";
-    if (options.csrf !== false && method !== "GET") headers["x-csrf-token"] = this.csrf;
-    const response = await fetch(`${this.base}${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-    });
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(";");
-      const [name, value] = (pair ?? "").split("=");
-      if (name) {
-        if (value) this.cookies.set(name, value);
-        else this.cookies.delete(name);
-      }
-    }
-    const text = await response.text();
-    const parsed = text && response.headers.get("content-type")?.includes("json") ? JSON.parse(text) : text;
-    if (parsed && typeof parsed === "object" && "csrf_token" in parsed) this.csrf = parsed.csrf_token;
-    return { status: response.status, body: parsed, headers: response.headers };
-  }
-  async open() {
-    return this.call("GET", "/api/session");
-  }
-}
 
 const tokenOf = (link: string) => new URL(link).hash.replace("#token=", "");
 const PASSWORD = "correct horse battery staple";
@@ -249,20 +212,7 @@ describe("sessions", () => {
       "/api/v2/deliveries%2f..%2f..%2fops",
       "/api/v2/..%5c..%5ctrack",
     ]) {
-      // Sent as written: fetch would resolve the dots itself before sending.
-      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
-        const url = new URL(bed.url);
-        const cookie = [...browser.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
-        http
-          .get({ host: url.hostname, port: url.port, path, headers: { cookie } }, (response) => {
-            let body = "";
-            response.on("data", (chunk) => {
-              body += chunk;
-            });
-            response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
-          })
-          .on("error", reject);
-      });
+      const answer = await browser.getAsWritten(path);
       assert.equal(answer.status, 404, path);
       assert.ok(Array.isArray(JSON.parse(answer.body).errors), path);
     }
