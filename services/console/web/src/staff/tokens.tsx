@@ -1,5 +1,5 @@
 /**
- * Personal tokens: a staff person's own operator API tokens, for the CLI (`OPS_API_TOKEN`):
+ * Personal tokens: a staff person's own operator API tokens, for the CLI (`OPS_TOKEN`):
  * created with a label and an optional expiry (the token shown once, with a copy button),
  * listed with their last use, revoked. They act as the person, with the person's role. The
  * console's own session tokens are the person's too, but not theirs to manage: not listed.
@@ -70,7 +70,7 @@ export function PersonalTokensPage() {
     <>
       <h1>Personal tokens</h1>
       <p>
-        A personal token lets the operator CLI act as you, with your role: set it as <code>OPS_API_TOKEN</code>. Every
+        A personal token lets the operator CLI act as you, with your role: set it as <code>OPS_TOKEN</code>. Every
         change it makes is recorded under your name.
       </p>
       {created && (
