@@ -22,7 +22,7 @@ const cell = (value: string | number | null) => {
 };
 const euros = (cents: number | null) => (cents === null ? "" : (cents / 100).toFixed(2));
 
-export function statementCsv(statement: Statement): string {
+function statementCsv(statement: Statement): string {
   const header = [
     "delivery",
     "reference",

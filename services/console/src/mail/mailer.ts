@@ -19,7 +19,7 @@ export interface Mailer {
   send(message: MailMessage): Promise<void>;
 }
 
-export function logMailer(logger: Logger): Mailer {
+function logMailer(logger: Logger): Mailer {
   return {
     name: "log",
     async send(message) {
@@ -29,7 +29,7 @@ export function logMailer(logger: Logger): Mailer {
   };
 }
 
-export function smtpMailer(options: { url: string; from: string; timeoutMs: number }): Mailer {
+function smtpMailer(options: { url: string; from: string; timeoutMs: number }): Mailer {
   const url = new URL(options.url);
   const secure = url.protocol === "smtps:";
   const transport = nodemailer.createTransport({

@@ -16,7 +16,7 @@ import { requireSession } from "../sessions/sessions.routes.ts";
 import type { Sessions } from "../sessions/sessions.service.ts";
 
 /** The style served when no provider is configured: no source, no tile, no glyph. */
-export const OFFLINE_STYLE = {
+const OFFLINE_STYLE = {
   version: 8,
   name: "console offline",
   sources: {},

@@ -8,7 +8,7 @@ import { type Algorithm, hash, verify } from "@node-rs/argon2";
 const ARGON2ID = 2 as Algorithm;
 const OPTIONS = { algorithm: ARGON2ID, memoryCost: 19_456, timeCost: 2, parallelism: 1 };
 
-export const PASSWORD_MIN = 12;
+const PASSWORD_MIN = 12;
 /** Bounds the work of one hash: a megabyte password would still hash, slowly, for nothing. */
 export const PASSWORD_MAX = 128;
 

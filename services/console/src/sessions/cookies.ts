@@ -58,7 +58,7 @@ export function csrfToken(request: FastifyRequest, reply: FastifyReply, names: C
   return token;
 }
 
-export const CSRF_HEADER = "x-csrf-token";
+const CSRF_HEADER = "x-csrf-token";
 const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 
 /** Refuses (403) a change whose X-CSRF-Token header does not match the CSRF cookie. */

@@ -52,7 +52,7 @@ export async function staffSessionOf(
 }
 
 /** What the pages show of who is signed in, and where. */
-export async function signedInView(ops: OpsClient, user: SessionUser | { email: string; account_id: number }) {
+async function signedInView(ops: OpsClient, user: SessionUser | { email: string; account_id: number }) {
   const accountId = "accountId" in user ? user.accountId : user.account_id;
   const account = await ops.getAccount(accountId);
   return {

@@ -60,7 +60,7 @@ const HOUR_SECONDS = 3600;
  * Live sessions per person: each holds an API token in delivery-api, so signing in again and
  * again must not pile them up. Beyond it, the oldest session ends.
  */
-export const MAX_SESSIONS_PER_USER = 10;
+const MAX_SESSIONS_PER_USER = 10;
 
 export interface Sessions {
   /** Starts a session for the user; the cookie value is returned once and stored hashed. */

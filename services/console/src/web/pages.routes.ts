@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { pagesCsp } from "./pages-csp.ts";
 
 /** dist/web beside dist/src when running the build; the package's dist/web when running sources (tests). */
-export const WEB_ROOT = fileURLToPath(
+const WEB_ROOT = fileURLToPath(
   new URL(import.meta.url.includes("/dist/src/") ? "../../web/" : "../../dist/web/", import.meta.url),
 );
 
