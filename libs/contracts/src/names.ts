@@ -57,6 +57,8 @@ export function natsNames(namespace = "") {
   const positionsRoot = subject("geo.positions");
   const pricingRoot = subject("pricing");
   const webhooksRoot = subject("webhooks");
+  // Not under geo.positions: VEHICLE_POSITIONS captures every subject there.
+  const geoTrackRoot = subject("geo.track");
 
   return {
     namespace,
@@ -113,6 +115,15 @@ export function natsNames(namespace = "") {
           replay: `${webhooksRoot}.endpoints.replay`,
           enable: `${webhooksRoot}.endpoints.enable`,
         },
+      },
+      /**
+       * geo-ingest's stored positions, asked by delivery-api for the operator's vehicle page
+       * (request/reply, contract in schemas/geolocation.ts): a vehicle's recent positions.
+       */
+      geoTrack: {
+        name: upper("geo-track"),
+        queueGroup: upper("geo-track"),
+        subjects: { vehicle: `${geoTrackRoot}.vehicle` },
       },
     },
     consumers: {

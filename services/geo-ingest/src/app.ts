@@ -8,6 +8,7 @@ import { registerGeolocationRoutes } from "./geolocations/geolocations.routes.ts
 import { createGeolocationsService } from "./geolocations/geolocations.service.ts";
 import { createRateLimiter } from "./geolocations/rate-limiter.ts";
 import { createGeoMetrics } from "./metrics.ts";
+import { startTrackBus } from "./ops/track.bus.ts";
 import { registerTrackRoutes } from "./ops/track.routes.ts";
 import { createLatestPublisher } from "./positions/latest-publisher.ts";
 import { createPositionWriter } from "./positions/position-writer.ts";
@@ -73,6 +74,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
   );
   registerGeolocationRoutes(app, service, config.LOG_LEVEL);
   if (config.GEO_OPS_TOKEN) registerTrackRoutes(app, db, config.GEO_OPS_TOKEN);
+  let trackBus: Awaited<ReturnType<typeof startTrackBus>> | undefined;
 
   return {
     app,
@@ -82,8 +84,10 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
       maintenance.start();
       publisher.start();
       await fleet.start();
+      trackBus = await startTrackBus({ nc: deps.nats.nc, namespace: config.NATS_NAMESPACE, db, logger });
     },
     async stop() {
+      await trackBus?.stop().catch(() => {});
       // The HTTP server has closed: every accepted position is in the writer; commit them all.
       await writer.drain();
       await publisher.stop();

@@ -1,6 +1,7 @@
 /** The external geolocation interface and the position messages derived from it. */
 import { type Static, Type } from "@sinclair/typebox";
 import { Nullable, ShortText, Timestamp } from "./common.ts";
+import { MAX_ID } from "./delivery.ts";
 
 /** The body a tracker provider posts to /external/vehicles/{vehicle_id}/geolocations. */
 export const GeolocationInput = Type.Object(
@@ -46,3 +47,44 @@ export const FleetEntry = Type.Object(
   { title: "FleetEntry" },
 );
 export type FleetEntry = Static<typeof FleetEntry>;
+
+/** The most positions one vehicle track request may ask for. */
+export const VEHICLE_TRACK_MAX_LIMIT = 1000;
+
+/**
+ * A request for a vehicle's stored positions, newest first (delivery-api → geo-ingest,
+ * `services.geoTrack.subjects.vehicle`): those recorded at or after `since` and before `before`
+ * (each optional), at most `limit`.
+ */
+export const VehicleTrackRequest = Type.Object(
+  {
+    vehicle_external_id: Type.String({ minLength: 1, maxLength: 100 }),
+    since: Type.Optional(Nullable(Timestamp)),
+    before: Type.Optional(Nullable(Timestamp)),
+    limit: Type.Integer({ minimum: 1, maximum: VEHICLE_TRACK_MAX_LIMIT }),
+  },
+  { title: "VehicleTrackRequest", additionalProperties: false },
+);
+export type VehicleTrackRequest = Static<typeof VehicleTrackRequest>;
+
+/** One stored position of a vehicle, as geo-ingest keeps it. */
+export const TrackPosition = Type.Object(
+  {
+    latitude: Type.Number(),
+    longitude: Type.Number(),
+    recorded_at: Timestamp,
+    received_at: Timestamp,
+    round_id: Type.Integer({ minimum: 1, maximum: MAX_ID }),
+    provider: Type.String(),
+    tracker_id: Nullable(Type.Integer()),
+  },
+  { title: "TrackPosition", additionalProperties: false },
+);
+export type TrackPosition = Static<typeof TrackPosition>;
+
+/** geo-ingest's answer: the positions newest first. */
+export const VehicleTrackReply = Type.Object(
+  { positions: Type.Array(TrackPosition, { maxItems: VEHICLE_TRACK_MAX_LIMIT }) },
+  { title: "VehicleTrackReply", additionalProperties: false },
+);
+export type VehicleTrackReply = Static<typeof VehicleTrackReply>;

@@ -183,3 +183,24 @@ export function listRoundTrack(db: Kysely<DB>, roundId: number, page: TrackPage)
   if (page.after) query = query.where("recorded_at", ">", page.after);
   return query.orderBy("recorded_at").orderBy("vehicle_external_id").limit(page.limit).execute();
 }
+
+export interface VehicleTrackPage {
+  since?: Date | undefined;
+  before?: Date | undefined;
+  limit: number;
+}
+
+/**
+ * A vehicle's stored positions, newest first: a backward scan of the unique key
+ * (vehicle_external_id, recorded_at) in each partition or chunk the bounds leave, stopped at the
+ * limit, so the cost follows the limit and not the history kept.
+ */
+export function listVehicleTrack(db: Kysely<DB>, vehicleExternalId: string, page: VehicleTrackPage) {
+  let query = db
+    .selectFrom("vehicle_positions")
+    .select(["recorded_at", "received_at", "round_id", "provider", "tracker_id", "latitude", "longitude"])
+    .where("vehicle_external_id", "=", vehicleExternalId);
+  if (page.since) query = query.where("recorded_at", ">=", page.since);
+  if (page.before) query = query.where("recorded_at", "<", page.before);
+  return query.orderBy("recorded_at", "desc").limit(page.limit).execute();
+}
