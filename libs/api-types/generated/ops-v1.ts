@@ -1138,6 +1138,43 @@ export interface components {
         StaffTokenList: {
             tokens: components["schemas"]["StaffToken"][];
         };
+        /** Statement */
+        Statement: {
+            account_id: number;
+            /** @description false for a test account: every billed amount is 0. */
+            billed: boolean;
+            deliveries: components["schemas"]["StatementLine"][];
+            environment: "production" | "test";
+            /** @description YYYY-MM (UTC). */
+            month: string;
+            /** @description Over the whole month, however many lines are listed. */
+            totals: {
+                billed_cents: number;
+                cancelled: number;
+                delivered: number;
+                deliveries: number;
+                failed: number;
+            };
+            /** @description true when the month holds more deliveries than listed (5,000). */
+            truncated: boolean;
+        };
+        /** StatementLine */
+        StatementLine: {
+            /** @description 0 for a cancelled delivery and in a test account. */
+            billed_cents: number;
+            client_order_reference: string | null;
+            id: number;
+            price_cents: number | null;
+            price_lines: {
+                amount_cents: number;
+                code: string;
+                label: string;
+            }[];
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            service_day: string;
+            status: "delivered" | "failed" | "cancelled";
+            tariff_id: number | null;
+        };
         /** Task */
         Task: {
             completed_at: string | null;
@@ -2207,7 +2244,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Statement"];
+                };
             };
             /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
             401: {

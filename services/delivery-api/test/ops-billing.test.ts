@@ -72,6 +72,28 @@ describe("monthly statement", () => {
     });
     assert.equal(statement.body.billed, true);
     assert.equal(statement.body.truncated, false);
+    // Every field the console reads survives the declared answer (nothing dropped by its schema).
+    assert.deepEqual(Object.keys(statement.body).sort(), [
+      "account_id",
+      "billed",
+      "deliveries",
+      "environment",
+      "month",
+      "totals",
+      "truncated",
+    ]);
+    const line = statement.body.deliveries[0];
+    assert.deepEqual(Object.keys(line).sort(), [
+      "billed_cents",
+      "client_order_reference",
+      "id",
+      "price_cents",
+      "price_lines",
+      "service_day",
+      "status",
+      "tariff_id",
+    ]);
+    assert.ok(Array.isArray(line.price_lines));
   });
 
   test("a test account is never billed", async () => {
