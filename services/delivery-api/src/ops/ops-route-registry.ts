@@ -8,6 +8,8 @@ export interface OpsRoute {
   method: string;
   /** The pattern under the prefix, e.g. `/vehicles/:id`. */
   url: string;
+  /** false for a route whose changes the audit log leaves out (route config `audited: false`). */
+  audited: boolean;
 }
 
 export interface OpsRouteRegistry {
@@ -34,8 +36,9 @@ export function createOpsRouteRegistry(): OpsRouteRegistry {
       ops.addHook("onRoute", (options) => {
         const methods = Array.isArray(options.method) ? options.method : [options.method];
         const url = options.url.startsWith(prefix) ? options.url.slice(prefix.length) : options.url;
+        const audited = (options.config as { audited?: boolean } | undefined)?.audited !== false;
         for (const method of methods) {
-          routes.push({ method, url });
+          routes.push({ method, url, audited });
           if (method === "GET") gets.add(url);
         }
       });
