@@ -4,6 +4,7 @@ import * as baseline from "./0001_baseline.ts";
 import * as apiTokenLastUse from "./0002_api_token_last_use.ts";
 import * as staff from "./0003_staff.ts";
 import * as auditLog from "./0004_audit_log.ts";
+import * as dispatchReads from "./0005_dispatch_reads.ts";
 
 export const SCHEMA = "delivery";
 
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   "0002_api_token_last_use": apiTokenLastUse,
   "0003_staff": staff,
   "0004_audit_log": auditLog,
+  "0005_dispatch_reads": dispatchReads,
 };

@@ -46,5 +46,6 @@ testMigrations({
     "index | outbox_occurred_brin | CREATE INDEX",
     "relation | staff_tokens | r |",
     "relation | audit_log | r |",
+    "index | tasks_slot_start_idx | CREATE INDEX",
   ],
 });

@@ -9,6 +9,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { Config } from "../config.ts";
 import type { DB } from "../db/database.ts";
+import { boardOpsRoutes } from "./board/board.ops-routes.ts";
 import type { DeliveriesPort } from "./deliveries.port.ts";
 import { createFleetRelay } from "./fleet/fleet.relay.ts";
 import { messengersOpsRoutes } from "./messengers/messengers.ops-routes.ts";
@@ -100,6 +101,7 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
       await app.register(messengersOpsRoutes, { db });
       await app.register(vehiclesOpsRoutes, { db });
       await app.register(simulatorOpsRoutes, { db });
+      await app.register(boardOpsRoutes, { db });
       await app.register(dispatchOpsRoutes, {
         db,
         rounds,

@@ -48,6 +48,8 @@ export const OPS_ACCESS: Readonly<Record<string, AccessRule>> = {
   "GET /vehicles/:id": "read_only",
   "GET /rounds": "read_only",
   "GET /rounds/:id": "read_only",
+  "GET /dispatch/to_assign": "read_only",
+  "GET /dispatch/rounds": "read_only",
 
   // A person's own personal tokens (the CLI's): any person, whatever the role.
   "GET /staff/me/tokens": "staff",
