@@ -57,7 +57,7 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
     logger: logger.child({ component: "fleet-relay" }),
     pollMs: config.API_OUTBOX_POLL_MS,
   });
-  const rounds = createRoundsService({ db, deliveries: deps.deliveries });
+  const rounds = createRoundsService({ db, deliveries: deps.deliveries, positions });
   const tasks = createTasksService({
     db,
     deliveries: deps.deliveries,

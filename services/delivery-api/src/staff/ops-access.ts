@@ -66,6 +66,7 @@ export const OPS_ACCESS: Readonly<Record<string, AccessRule>> = {
   "POST /rounds": "dispatcher",
   "POST /rounds/:id/deliveries": "dispatcher",
   "DELETE /rounds/:id/deliveries/:deliveryId": "dispatcher",
+  "PUT /rounds/:id/tasks": "dispatcher",
   "POST /rounds/:id/start": "dispatcher",
   "POST /rounds/:id/end": "dispatcher",
   "POST /tasks/:id/start": "dispatcher",

@@ -12,7 +12,7 @@ import { pathId } from "../../http/request-input.ts";
 import { FleetRebuilt, type FleetRelay } from "../fleet/fleet.relay.ts";
 import { PhonePositionRecorded, recordPhonePosition } from "../positions/phone-positions.ts";
 import type { PositionsService } from "../positions/positions.service.ts";
-import { Round, type RoundsService } from "./rounds.service.ts";
+import { ROUND_MAX_DELIVERIES, Round, type RoundsService } from "./rounds.service.ts";
 import { TaskProof, type TasksService } from "./tasks.service.ts";
 
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
@@ -21,11 +21,22 @@ const CreateRoundBody = Type.Object(
   {
     messenger_id: Id,
     vehicle_id: Type.Optional(Type.Union([Id, Type.Null()])),
-    delivery_ids: Type.Optional(Type.Array(Id, { maxItems: 500 })),
+    delivery_ids: Type.Optional(Type.Array(Id, { maxItems: ROUND_MAX_DELIVERIES })),
   },
   { additionalProperties: false },
 );
 const AddDeliveryBody = Type.Object({ delivery_id: Id }, { additionalProperties: false });
+const OrderBody = Type.Object(
+  {
+    task_ids: Type.Array(Id, {
+      minItems: 1,
+      // A delivery has at most two tasks on a round.
+      maxItems: 2 * ROUND_MAX_DELIVERIES,
+      description: "Every task of the round, once, in the new order; a pickup before its dropoff.",
+    }),
+  },
+  { additionalProperties: false },
+);
 const CompleteBody = Type.Object(
   { accepted_by: Type.Optional(Type.Union([ShortText(), Type.Null()])), notes: Text, completion_text: Text },
   { additionalProperties: false },
@@ -116,6 +127,21 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
       },
     },
     (request) => rounds.removeDelivery(roundId(request.params), pathId(request.params.deliveryId, "delivery")),
+  );
+  app.put<P & { Body: Static<typeof OrderBody> }>(
+    "/rounds/:id/tasks",
+    {
+      schema: {
+        operationId: "rounds.reorder",
+        response: { 200: Round },
+        summary: "Put the round's tasks in a new order (the whole order; started tasks keep their place)",
+        description:
+          "409 when the round has ended, or when the order moves a task that has started; 422 naming a task " +
+          "that is not on the round, one listed twice, one left out, or a dropoff before its pickup.",
+        body: OrderBody,
+      },
+    },
+    (request) => rounds.reorder(roundId(request.params), request.body.task_ids),
   );
   app.post<P>(
     "/rounds/:id/start",

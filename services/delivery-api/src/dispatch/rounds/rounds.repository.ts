@@ -40,6 +40,44 @@ export async function appendRoundTasks(db: Db, roundId: number, taskIds: number[
     .execute();
 }
 
+/**
+ * Gives the round's tasks the positions 1..n in the order given (every task of the round, each
+ * once). The primary key (round_id, position) is checked row by row, so the positions are first
+ * moved out of the way (negated), then set.
+ */
+export async function setRoundTaskOrder(db: Db, roundId: number, taskIds: number[]) {
+  await sql`update round_tasks set position = -position where round_id = ${roundId}`.execute(db);
+  await sql`
+    update round_tasks rt set position = o.position
+    from unnest(${taskIds}::bigint[]) with ordinality as o (task_id, position)
+    where rt.round_id = ${roundId} and rt.task_id = o.task_id
+  `.execute(db);
+}
+
+/** Forgets the ETAs of these tasks (they are no longer the next stop; the next one's is recomputed). */
+export async function clearEtas(db: Db, taskIds: number[]) {
+  if (taskIds.length === 0) return;
+  await db.updateTable("round_tasks").set({ eta_computed_at: null }).where("task_id", "in", taskIds).execute();
+  await db.updateTable("tasks").set({ eta: null }).where("id", "in", taskIds).execute();
+}
+
+/** How many deliveries have tasks on the round. */
+export async function deliveriesOnRound(db: Db, roundId: number): Promise<number> {
+  const row = await db
+    .selectFrom("round_tasks as rt")
+    .innerJoin("tasks as t", "t.id", "rt.task_id")
+    .select((eb) => eb.fn.count<string>("t.delivery_id").distinct().as("n"))
+    .where("rt.round_id", "=", roundId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** The delivery of each of these tasks that exists. */
+export function deliveriesOfTasks(db: Db, taskIds: number[]) {
+  if (taskIds.length === 0) return Promise.resolve([]);
+  return db.selectFrom("tasks").select(["id", "delivery_id", "kind"]).where("id", "in", taskIds).execute();
+}
+
 /** The round a task belongs to, if any. */
 export function roundOfTask(db: Db, taskId: number) {
   return db

@@ -4,15 +4,19 @@
  * through the fleet outbox in the same transaction.
  */
 import { DeliveryStatus, formatTimestamp, Timestamp } from "@dos/contracts";
-import { isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
+import { conflict, isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import type { DB, Db } from "../../db/database.ts";
 import type { DeliveriesPort } from "../deliveries.port.ts";
 import { lockVehicles, recordFleetState } from "../fleet/fleet.repository.ts";
 import { findMessenger } from "../messengers/messengers.repository.ts";
+import type { PositionsService } from "../positions/positions.service.ts";
 import {
   appendRoundTasks,
+  clearEtas,
+  deliveriesOfTasks,
+  deliveriesOnRound,
   findRound,
   insertRound,
   listRoundIds,
@@ -20,6 +24,7 @@ import {
   removeRoundTasks,
   roundOfDelivery,
   roundTasks,
+  setRoundTaskOrder,
   updateRound,
 } from "./rounds.repository.ts";
 import type { RoundStatus } from "./rounds.table.ts";
@@ -89,12 +94,30 @@ export interface NewRound {
 export interface RoundsServiceDeps {
   db: Kysely<DB>;
   deliveries: DeliveriesPort;
+  /** A reordered active round's next stop gets its ETA at once. */
+  positions: PositionsService;
 }
 
 /** Rounds listed at most (newest first). */
 const LIST_LIMIT = 500;
+/** The most deliveries one round holds (docs/spec-decisions.md, "Bounded work per request"). */
+export const ROUND_MAX_DELIVERIES = 500;
+/** Refusals named in one answer at most. */
+const MAX_NAMED = 20;
 
-export function createRoundsService({ db, deliveries }: RoundsServiceDeps) {
+type RoundTask = Awaited<ReturnType<typeof roundTasks>>[number];
+const taskLabel = (t: { task_id: number; kind: string; delivery_id: number }) =>
+  `task ${t.task_id} (${t.kind} of delivery ${t.delivery_id})`;
+const ordinal = (n: number) => {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : (["th", "st", "nd", "rd"][n % 10] ?? "th");
+  return `${n}${suffix}`;
+};
+/** The task the messenger goes to next: the first, in order, not completed, of a delivery under way. */
+const nextOf = (tasks: RoundTask[]) =>
+  tasks.find((t) => !t.completed_at && (t.status === "scheduled" || t.status === "picked_up"));
+
+export function createRoundsService({ db, deliveries, positions }: RoundsServiceDeps) {
   async function requireRound(trx: Db, id: number) {
     const round = await lockRound(trx, id);
     if (!round) throw notFound(`round ${id}`);
@@ -106,6 +129,9 @@ export function createRoundsService({ db, deliveries }: RoundsServiceDeps) {
     const delivery = await deliveries.lock(trx, deliveryId);
     const current = await roundOfDelivery(trx, deliveryId);
     if (current) throw unprocessable(`delivery ${deliveryId} is already in round ${current.round_id}`);
+    if ((await deliveriesOnRound(trx, roundId)) >= ROUND_MAX_DELIVERIES) {
+      throw unprocessable(`round ${roundId} holds ${ROUND_MAX_DELIVERIES} deliveries, the most a round takes`);
+    }
     await delivery.changeStatus({ status: "scheduled" });
     const order = ["pickup", "dropoff"];
     const tasks = [...delivery.tasks].sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind));
@@ -165,6 +191,80 @@ export function createRoundsService({ db, deliveries }: RoundsServiceDeps) {
           delivery.tasks.map((t) => t.id),
         );
         await delivery.changeStatus({ status: "saved" });
+        return roundView(trx, roundId);
+      });
+    },
+
+    /**
+     * Puts the round's tasks in the order given: every task of the round, once, each pickup before
+     * its delivery's dropoff. An ended round's order is final (409); in an active round every task
+     * that started keeps its place (409). Whatever the order, the messenger's next stop gets its
+     * ETA anew, and a stop that is no longer next forgets the one it had.
+     */
+    async reorder(roundId: number, taskIds: number[]): Promise<RoundView> {
+      return db.transaction().execute(async (trx) => {
+        const round = await requireRound(trx, roundId);
+        if (round.status === "ended") throw conflict(`round ${roundId} has ended; its order is final`);
+        const current = await roundTasks(trx, roundId);
+        const given = new Set<number>();
+        const twice = new Set<number>();
+        for (const id of taskIds) (given.has(id) ? twice : given).add(id);
+        if (twice.size > 0) {
+          throw unprocessable([...twice].slice(0, MAX_NAMED).map((id) => `task_ids lists task ${id} more than once`));
+        }
+        const onRound = new Map(current.map((t) => [t.task_id, t]));
+        const strangers = taskIds.filter((id) => !onRound.has(id)).slice(0, MAX_NAMED);
+        if (strangers.length > 0) {
+          const known = new Map((await deliveriesOfTasks(trx, strangers)).map((t) => [t.id, t]));
+          throw unprocessable(
+            strangers.map((id) => {
+              const task = known.get(id);
+              const named = task
+                ? taskLabel({ task_id: id, kind: task.kind, delivery_id: task.delivery_id })
+                : `task ${id}`;
+              return `task_ids: ${named} is not on round ${roundId}`;
+            }),
+          );
+        }
+        const missing = current.filter((t) => !given.has(t.task_id));
+        if (missing.length > 0) {
+          throw unprocessable(
+            `task_ids must list every task of round ${roundId}; missing: ${missing
+              .slice(0, MAX_NAMED)
+              .map(taskLabel)
+              .join(", ")}${missing.length > MAX_NAMED ? ` and ${missing.length - MAX_NAMED} more` : ""}`,
+          );
+        }
+        const place = new Map(taskIds.map((id, i) => [id, i]));
+        const pickups = new Map(current.filter((t) => t.kind === "pickup").map((t) => [t.delivery_id, t]));
+        const misplaced = current
+          .filter((t) => {
+            const pickup = t.kind === "dropoff" ? pickups.get(t.delivery_id) : undefined;
+            return pickup !== undefined && (place.get(t.task_id) ?? 0) < (place.get(pickup.task_id) ?? 0);
+          })
+          .slice(0, MAX_NAMED)
+          .map(
+            (dropoff) =>
+              `task_ids: ${taskLabel(dropoff)} cannot come before task ${pickups.get(dropoff.delivery_id)?.task_id}, its pickup`,
+          );
+        if (misplaced.length > 0) throw unprocessable(misplaced);
+        for (const [i, task] of current.entries()) {
+          if (task.started_at && taskIds[i] !== task.task_id) {
+            throw conflict(
+              `${taskLabel(task)} has started in round ${roundId}: it keeps its place, the ${ordinal(i + 1)}`,
+            );
+          }
+        }
+        await setRoundTaskOrder(trx, roundId, taskIds);
+        if (round.status === "active") {
+          const reordered = await roundTasks(trx, roundId);
+          const before = nextOf(current);
+          const after = nextOf(reordered);
+          if (before && before.task_id !== after?.task_id) {
+            if (!before.started_at) await clearEtas(trx, [before.task_id]);
+            await positions.refreshEta(trx, roundId, { force: true });
+          }
+        }
         return roundView(trx, roundId);
       });
     },
