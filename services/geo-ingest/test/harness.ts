@@ -86,6 +86,8 @@ export async function migratedDatabase(label: string) {
 export interface HarnessOptions {
   /** Reach PostgreSQL through this proxy, so a test can cut it. */
   databaseProxy?: TcpProxy;
+  /** Share this NATS namespace (another service's test beside it); a random one otherwise. */
+  namespace?: string;
 }
 
 export async function startHarness(
@@ -96,7 +98,7 @@ export async function startHarness(
   const testDatabase = await migratedDatabase(label);
   const serviceDatabaseUrl = new URL(testDatabase.url);
   if (options.databaseProxy) serviceDatabaseUrl.host = `127.0.0.1:${options.databaseProxy.port}`;
-  const namespace = randomNamespace();
+  const namespace = options.namespace ?? randomNamespace();
   const { natsUrl } = testInfra();
   const config = loadConfig(configSchema, {
     prefix: CONFIG_PREFIX,

@@ -12,6 +12,7 @@ import type { DB } from "../db/database.ts";
 import { boardOpsRoutes } from "./board/board.ops-routes.ts";
 import type { DeliveriesPort } from "./deliveries.port.ts";
 import { createFleetRelay } from "./fleet/fleet.relay.ts";
+import { liveOpsRoutes } from "./live/live.ops-routes.ts";
 import { messengersOpsRoutes } from "./messengers/messengers.ops-routes.ts";
 import { createPositionsConsumer } from "./positions/positions.consumer.ts";
 import { createPositionsService } from "./positions/positions.service.ts";
@@ -25,6 +26,7 @@ import { type SmsSender, smsSenderFromConfig } from "./sms/sms.sender.ts";
 import { trackingRoutes } from "./tracking/tracking.routes.ts";
 import { createTrackingService } from "./tracking/tracking.service.ts";
 import { createTrackingStreams } from "./tracking/tracking-streams.ts";
+import { createVehicleTrackBus } from "./vehicles/vehicle-track.bus.ts";
 import { vehiclesOpsRoutes } from "./vehicles/vehicles.ops-routes.ts";
 
 export interface DispatchFeatureDeps {
@@ -56,6 +58,11 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
     namespace: config.NATS_NAMESPACE,
     logger: logger.child({ component: "fleet-relay" }),
     pollMs: config.API_OUTBOX_POLL_MS,
+  });
+  const track = createVehicleTrackBus({
+    nc: deps.nats.nc,
+    namespace: config.NATS_NAMESPACE,
+    logger: logger.child({ component: "vehicle-track" }),
   });
   const rounds = createRoundsService({ db, deliveries: deps.deliveries, positions });
   const tasks = createTasksService({
@@ -99,9 +106,10 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
     /** Register inside the /ops/v1 context. */
     async opsRoutes(app: FastifyInstance) {
       await app.register(messengersOpsRoutes, { db });
-      await app.register(vehiclesOpsRoutes, { db });
+      await app.register(vehiclesOpsRoutes, { db, track });
       await app.register(simulatorOpsRoutes, { db });
       await app.register(boardOpsRoutes, { db });
+      await app.register(liveOpsRoutes, { db, trackerFreshMs: config.API_TRACKER_FRESH_MS });
       await app.register(dispatchOpsRoutes, {
         db,
         rounds,

@@ -46,10 +46,12 @@ export const OPS_ACCESS: Readonly<Record<string, AccessRule>> = {
   "GET /messengers/:id": "read_only",
   "GET /vehicles": "read_only",
   "GET /vehicles/:id": "read_only",
+  "GET /vehicles/:id/positions": "read_only",
   "GET /rounds": "read_only",
   "GET /rounds/:id": "read_only",
   "GET /dispatch/to_assign": "read_only",
   "GET /dispatch/rounds": "read_only",
+  "GET /fleet/live": "read_only",
 
   // A person's own personal tokens (the CLI's): any person, whatever the role.
   "GET /staff/me/tokens": "staff",
@@ -62,6 +64,7 @@ export const OPS_ACCESS: Readonly<Record<string, AccessRule>> = {
   "POST /messengers/:id/positions": "dispatcher",
   "POST /vehicles": "dispatcher",
   "PATCH /vehicles/:id": "dispatcher",
+  "POST /vehicles/:id/provider_token": "dispatcher",
   "POST /fleet/rebuild": "dispatcher",
   "POST /rounds": "dispatcher",
   "POST /rounds/:id/deliveries": "dispatcher",

@@ -17,10 +17,8 @@ export interface CurrentPosition extends Point {
   recorded_at: Date;
 }
 
-type StoredPosition = CurrentPosition & { round_id: number };
-
 /** The spec's rule between a round's tracker and phone positions (see the top of this file). */
-function choosePosition(rows: StoredPosition[], now: Date, trackerFreshMs: number): CurrentPosition | null {
+export function choosePosition(rows: CurrentPosition[], now: Date, trackerFreshMs: number): CurrentPosition | null {
   const tracker = rows.find((r) => r.source === "tracker");
   const phone = rows.find((r) => r.source === "phone");
   const fresh = tracker && now.getTime() - tracker.recorded_at.getTime() <= trackerFreshMs;

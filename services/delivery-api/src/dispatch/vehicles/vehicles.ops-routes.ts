@@ -1,11 +1,13 @@
 /** Vehicles under /ops/v1 (see vehicles.service.ts). */
-import { ShortText } from "@dos/contracts";
+import { parseTimestamp, ShortText, Timestamp, VEHICLE_TRACK_MAX_LIMIT } from "@dos/contracts";
+import { unprocessable } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import { pathId } from "../../http/request-input.ts";
-import { createVehiclesService, Vehicle } from "./vehicles.service.ts";
+import type { VehicleTrackBus } from "./vehicle-track.bus.ts";
+import { createVehiclesService, Vehicle, VehiclePositions, VehicleTokenRotated } from "./vehicles.service.ts";
 
 /** Printable characters only: the ID travels in URL paths and NATS keys (encoded when needed). */
 const ExternalId = Type.String({
@@ -27,9 +29,29 @@ const CreateVehicleBody = Type.Object(
 type CreateVehicleBody = Static<typeof CreateVehicleBody>;
 const UpdateVehicleBody = Type.Partial(Type.Omit(CreateVehicleBody, ["external_id"]), { additionalProperties: false });
 type UpdateVehicleBody = Static<typeof UpdateVehicleBody>;
+const PositionsQuery = Type.Object(
+  {
+    since: Type.Optional({ ...Timestamp, description: "Only positions recorded at or after this time." }),
+    before: Type.Optional({
+      ...Timestamp,
+      description: "Only positions recorded before this time: the previous page's `next_before`.",
+    }),
+    limit: Type.Integer({ minimum: 1, maximum: VEHICLE_TRACK_MAX_LIMIT, default: 100 }),
+  },
+  { additionalProperties: false },
+);
+type PositionsQuery = Static<typeof PositionsQuery>;
 
-export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kysely<DB> }) {
-  const vehicles = createVehiclesService(options.db);
+/** A timestamp of the query string, or a 422 naming it (an unencoded "+" of the offset arrives as a space). */
+function queryTime(name: string, text: string | undefined): Date | undefined {
+  if (text === undefined) return undefined;
+  const date = parseTimestamp(text);
+  if (!date) throw unprocessable(`querystring.${name} is not a real date`);
+  return date;
+}
+
+export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kysely<DB>; track: VehicleTrackBus }) {
+  const vehicles = createVehiclesService(options.db, options.track);
   app.post<{ Body: CreateVehicleBody }>(
     "/vehicles",
     {
@@ -57,8 +79,58 @@ export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kys
 
   app.get<{ Params: { id: string } }>(
     "/vehicles/:id",
-    { schema: { operationId: "vehicles.get", response: { 200: Vehicle }, summary: "Show a vehicle" } },
+    {
+      schema: {
+        operationId: "vehicles.get",
+        response: { 200: Vehicle },
+        summary: "Show a vehicle: its tracker, its current round and its tracker's last position",
+      },
+    },
     (request) => vehicles.get(pathId(request.params.id, "vehicle")),
+  );
+
+  app.get<{ Params: { id: string }; Querystring: PositionsQuery }>(
+    "/vehicles/:id/positions",
+    {
+      schema: {
+        operationId: "vehicles.positions",
+        response: { 200: VehiclePositions },
+        summary: "A vehicle's recent positions, newest first (from geo-ingest)",
+        description:
+          "The positions its tracker sent during its rounds, as geo-ingest stored them (kept GEO_RETENTION_DAYS), " +
+          "newest first: at most `limit` (≤ 1,000), recorded at or after `since` and before `before`. 503 with " +
+          "Retry-After when geo-ingest does not answer.",
+        querystring: PositionsQuery,
+      },
+      preValidation: async (request) => {
+        const query = request.query as Record<string, unknown>;
+        for (const name of ["since", "before"]) {
+          if (typeof query[name] === "string") query[name] = (query[name] as string).replace(" ", "+");
+        }
+      },
+    },
+    (request) =>
+      vehicles.positions(pathId(request.params.id, "vehicle"), {
+        since: queryTime("since", request.query.since),
+        before: queryTime("before", request.query.before),
+        limit: request.query.limit,
+      }),
+  );
+
+  app.post<{ Params: { id: string } }>(
+    "/vehicles/:id/provider_token",
+    {
+      schema: {
+        operationId: "vehicles.rotate-token",
+        response: { 200: VehicleTokenRotated },
+        summary: "Give the vehicle a new random provider token, shown once (the previous one stops working)",
+      },
+    },
+    async (request, reply) => {
+      const rotated = await vehicles.rotateToken(pathId(request.params.id, "vehicle"));
+      // The token appears in this answer only: no cache may keep a copy.
+      return reply.header("cache-control", "no-store").send(rotated);
+    },
   );
 
   app.patch<{ Params: { id: string }; Body: UpdateVehicleBody }>(
