@@ -449,6 +449,66 @@ export interface paths {
         patch: operations["deliveries.set-status"];
         trace?: never;
     };
+    "/ops/v1/dispatch/rounds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A day's rounds per messenger and vehicle, with their tasks in order
+         * @description The rounds holding a task whose slot starts in the day, and those created during it, by id, in pages (`next_after`) of whole rounds: at most `limit`, and no more than 2,000 tasks unless one round alone holds more.
+         */
+        get: operations["dispatch.rounds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ops/v1/dispatch/to_assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A day's deliveries still to assign (saved, on no round), by their slot
+         * @description The saved deliveries whose main task (the dropoff, or the pickup of an inbound delivery) has its slot starting in the day, earliest first, in pages (`next_after`); `total` counts them all.
+         */
+        get: operations["dispatch.to-assign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ops/v1/fleet/live": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every vehicle in an active round: its round, messenger, current position and state
+         * @description One read for the live map, by vehicle id, in pages of up to 5,000 (`next_after`). Positions then arrive on the bus: geo-ingest publishes each vehicle's latest on `geo.positions.<fleet key>` (VehiclePosition, at most once a second).
+         */
+        get: operations["fleet.live"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ops/v1/fleet/rebuild": {
         parameters: {
             query?: never;
@@ -616,6 +676,26 @@ export interface paths {
         put?: never;
         /** Start a round */
         post: operations["rounds.start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ops/v1/rounds/{id}/tasks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put the round's tasks in a new order (the whole order; started tasks keep their place)
+         * @description 409 when the round has ended, or when the order moves a task that has started; 422 naming a task that is not on the round, one listed twice, one left out, or a dropoff before its pickup.
+         */
+        put: operations["rounds.reorder"];
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -878,7 +958,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Show a vehicle */
+        /** Show a vehicle: its tracker, its current round and its tracker's last position */
         get: operations["vehicles.get"];
         put?: never;
         post?: never;
@@ -887,6 +967,43 @@ export interface paths {
         head?: never;
         /** Change a vehicle's provider, label or provider token */
         patch: operations["vehicles.update"];
+        trace?: never;
+    };
+    "/ops/v1/vehicles/{id}/positions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A vehicle's recent positions, newest first (from geo-ingest)
+         * @description The positions its tracker sent during its rounds, as geo-ingest stored them (kept GEO_RETENTION_DAYS), newest first: at most `limit` (≤ 1,000), recorded at or after `since` and before `before`. 503 with Retry-After when geo-ingest does not answer.
+         */
+        get: operations["vehicles.positions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ops/v1/vehicles/{id}/provider_token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the vehicle a new random provider token, shown once (the previous one stops working) */
+        post: operations["vehicles.rotate-token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
 }
@@ -1003,6 +1120,113 @@ export interface components {
             reversed_packages: components["schemas"]["Package"][];
             status: "saved" | "scheduled" | "picked_up" | "delivered" | "cancelled" | "failed";
         };
+        /** DispatchDelivery */
+        DispatchDelivery: {
+            account: {
+                environment: "production" | "test";
+                id: number;
+                /** @description The account's company name. */
+                name: string;
+            };
+            client_order_reference: string | null;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            direction: "outbound" | "inbound" | "other";
+            id: number;
+            status: "saved" | "scheduled" | "picked_up" | "delivered" | "cancelled" | "failed";
+            /** @description Pickup first. */
+            tasks: {
+                /** @description Street, postal code and city on one line. */
+                address: string;
+                company_name: string | null;
+                completed_at: string | null;
+                delivery_id: number;
+                eta: string | null;
+                kind: "pickup" | "dropoff";
+                recipient_name: string;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                slot_ending_at: string;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                slot_starting_at: string;
+                started_at: string | null;
+                /** @description to_do: not started; started: under way; completed; failed (the delivery failed at this task). */
+                state: "to_do" | "started" | "completed" | "failed";
+                task_id: number;
+            }[];
+        };
+        /** DispatchRound */
+        DispatchRound: {
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            ended_at: string | null;
+            id: number;
+            messenger: {
+                id: number;
+                name: string;
+            };
+            started_at: string | null;
+            status: "planned" | "active" | "ended";
+            /** @description In the round's order. */
+            tasks: {
+                account: {
+                    id: number;
+                    /** @description The account's company name. */
+                    name: string;
+                };
+                /** @description Street, postal code and city on one line. */
+                address: string;
+                client_order_reference: string | null;
+                company_name: string | null;
+                completed_at: string | null;
+                delivery_id: number;
+                delivery_status: "saved" | "scheduled" | "picked_up" | "delivered" | "cancelled" | "failed";
+                eta: string | null;
+                kind: "pickup" | "dropoff";
+                position: number;
+                recipient_name: string;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                slot_ending_at: string;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                slot_starting_at: string;
+                started_at: string | null;
+                /** @description to_do: not started; started: under way; completed; failed (the delivery failed at this task). */
+                state: "to_do" | "started" | "completed" | "failed";
+                task_id: number;
+            }[];
+            vehicle: {
+                external_id: string;
+                id: number;
+                label: string | null;
+            } | null;
+        };
+        /** DispatchRoundsPage */
+        DispatchRoundsPage: {
+            /** @description The day asked for, YYYY-MM-DD. */
+            date: string;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            ends_at: string;
+            next_after: number | null;
+            rounds: components["schemas"]["DispatchRound"][];
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            starts_at: string;
+            /** @description The time zone the day is of (IANA name). */
+            time_zone: string;
+        };
+        /** DispatchToAssignPage */
+        DispatchToAssignPage: {
+            /** @description The day asked for, YYYY-MM-DD. */
+            date: string;
+            deliveries: components["schemas"]["DispatchDelivery"][];
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            ends_at: string;
+            next_after: string | null;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            starts_at: string;
+            /** @description The time zone the day is of (IANA name). */
+            time_zone: string;
+            /** @description Deliveries of the day to assign, all pages together. */
+            total: number;
+        };
         /** ErrorBody */
         ErrorBody: {
             errors: string[];
@@ -1013,6 +1237,44 @@ export interface components {
             deleted: number;
             /** @description Entries written. */
             vehicles: number;
+        };
+        /** LiveFleet */
+        LiveFleet: {
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            generated_at: string;
+            next_after: number | null;
+            /** @description By vehicle id. */
+            vehicles: components["schemas"]["LiveVehicle"][];
+        };
+        /** LiveVehicle */
+        LiveVehicle: {
+            /** @description Its subject token on the bus: `geo.positions.<fleet key>`. */
+            external_id: string;
+            label: string | null;
+            messenger: {
+                id: number;
+                name: string;
+            };
+            next_task: {
+                delivery_id: number;
+                eta: string | null;
+                kind: "pickup" | "dropoff";
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                slot_ending_at: string;
+                task_id: number;
+            } | null;
+            position: {
+                latitude: number;
+                longitude: number;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                recorded_at: string;
+                source: "tracker" | "phone";
+            } | null;
+            round_id: number;
+            round_started_at: string | null;
+            /** @description no_position: none for 2 minutes; late: the next task's ETA is past its slot end, or its slot ended; on_time otherwise (no_position wins over late). */
+            state: "on_time" | "late" | "no_position";
+            vehicle_id: number;
         };
         /** Messenger */
         Messenger: {
@@ -1198,6 +1460,18 @@ export interface components {
             task_id: number;
             url: string;
         };
+        /** TrackPosition */
+        TrackPosition: {
+            latitude: number;
+            longitude: number;
+            provider: string;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            received_at: string;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            recorded_at: string;
+            round_id: number;
+            tracker_id: number | null;
+        };
         /** User */
         User: {
             account_id: number;
@@ -1212,12 +1486,69 @@ export interface components {
             active_round_id: number | null;
             /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
             created_at: string;
+            current_round: {
+                id: number;
+                messenger: {
+                    id: number;
+                    name: string;
+                };
+                started_at: string | null;
+            } | null;
             /** @description The vehicle_id of the geolocation interface. */
             external_id: string;
             has_provider_token: boolean;
             id: number;
             label: string | null;
+            last_position: {
+                latitude: number;
+                longitude: number;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                received_at: string;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                recorded_at: string;
+                round_id: number;
+            } | null;
             provider: string;
+        };
+        /** VehiclePositions */
+        VehiclePositions: {
+            external_id: string;
+            /** @description Pass as `before` for older positions; null when no more are kept. */
+            next_before: string | null;
+            /** @description Newest first. */
+            positions: components["schemas"]["TrackPosition"][];
+            vehicle_id: number;
+        };
+        /** VehicleTokenRotated */
+        VehicleTokenRotated: {
+            active_round_id: number | null;
+            /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+            created_at: string;
+            current_round: {
+                id: number;
+                messenger: {
+                    id: number;
+                    name: string;
+                };
+                started_at: string | null;
+            } | null;
+            /** @description The vehicle_id of the geolocation interface. */
+            external_id: string;
+            has_provider_token: boolean;
+            id: number;
+            label: string | null;
+            last_position: {
+                latitude: number;
+                longitude: number;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                received_at: string;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                recorded_at: string;
+                round_id: number;
+            } | null;
+            provider: string;
+            /** @description The new token, shown in this answer only: give it to the tracker provider (X-Provider-Token). */
+            provider_token: string;
         };
         /** Webhook */
         Webhook: {
@@ -4086,6 +4417,185 @@ export interface operations {
             };
         };
     };
+    "dispatch.rounds": {
+        parameters: {
+            query: {
+                /** @description The previous page's `next_after`. */
+                after: number;
+                /**
+                 * @description The day, YYYY-MM-DD, from 1900-01-01 to 2199-12-31.
+                 * @example 2030-06-02
+                 */
+                date: string;
+                /** @description Rounds per page at most; a page also ends before its tasks pass 2,000. */
+                limit: number;
+                /**
+                 * @description The time zone the day is of, an IANA name (UTC when not given).
+                 * @example Europe/Paris
+                 */
+                time_zone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatchRoundsPage"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "dispatch.to-assign": {
+        parameters: {
+            query: {
+                /** @description The previous page's `next_after`. */
+                after?: string;
+                /**
+                 * @description The day, YYYY-MM-DD, from 1900-01-01 to 2199-12-31.
+                 * @example 2030-06-02
+                 */
+                date: string;
+                /** @description Deliveries per page. */
+                limit: number;
+                /**
+                 * @description The time zone the day is of, an IANA name (UTC when not given).
+                 * @example Europe/Paris
+                 */
+                time_zone: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DispatchToAssignPage"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "fleet.live": {
+        parameters: {
+            query: {
+                /** @description The previous page's `next_after`. */
+                after: number;
+                /** @description Vehicles per page. */
+                limit: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LiveFleet"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     "fleet.rebuild": {
         parameters: {
             query?: never;
@@ -4725,6 +5235,63 @@ export interface operations {
             cookie?: never;
         };
         requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Round"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "rounds.reorder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Every task of the round, once, in the new order; a pickup before its dropoff. */
+                    task_ids: number[];
+                };
+            };
+        };
         responses: {
             /** @description Done. */
             200: {
@@ -6146,6 +6713,112 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Vehicle"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "vehicles.positions": {
+        parameters: {
+            query: {
+                /** @description Only positions recorded before this time: the previous page's `next_before`. */
+                before?: string;
+                limit: number;
+                /** @description Only positions recorded at or after this time. */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VehiclePositions"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "vehicles.rotate-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VehicleTokenRotated"];
                 };
             };
             /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
