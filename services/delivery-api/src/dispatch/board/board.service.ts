@@ -22,7 +22,7 @@ import {
 } from "./board.repository.ts";
 
 /** Tasks one page of rounds holds at most: rounds are added until the next would pass it (the first always fits). */
-export const ROUNDS_PAGE_TASK_BUDGET = 2000;
+const ROUNDS_PAGE_TASK_BUDGET = 2000;
 
 const stamp = (date: Date | null) => (date ? formatTimestamp(date) : null);
 
@@ -275,4 +275,3 @@ export function createBoardService(db: Kysely<DB>) {
     },
   };
 }
-export type BoardService = ReturnType<typeof createBoardService>;

@@ -14,7 +14,7 @@ import { type CurrentPosition, choosePosition } from "../positions/positions.ser
 import { listLiveRounds } from "./live.repository.ts";
 
 /** A round with no position younger than this is `no_position` (the issue's 2 minutes). */
-export const NO_POSITION_AFTER_MS = 2 * 60_000;
+const NO_POSITION_AFTER_MS = 2 * 60_000;
 
 const LiveState = Type.Union(
   ["on_time", "late", "no_position"].map((state) => Type.Literal(state)),
