@@ -159,6 +159,13 @@ describe("a day's deliveries to assign", () => {
     assert.equal(paris.body.starts_at, "2030-06-01T22:00:00.000+00:00");
     assert.equal(paris.body.ends_at, "2030-06-02T22:00:00.000+00:00");
     assert.deepEqual(ids(paris), [made.morning, made["other-shop"], made.inbound, made["late-evening"]]);
+    // The tz database's names, in any case, as PostgreSQL and the runtime both read them.
+    assert.equal((await toAssign(`date=${day}&time_zone=europe/paris`)).body.starts_at, paris.body.starts_at);
+    assert.equal(
+      (await toAssign(`date=${day}&time_zone=Etc/GMT-2`)).body.starts_at,
+      paris.body.starts_at,
+      "Etc/GMT-2 is two hours ahead of UTC, as the tz database writes it",
+    );
     const nextParisDay = await toAssign("date=2030-06-03&time_zone=Europe/Paris");
     assert.deepEqual(ids(nextParisDay), [made["after-midnight-paris"]]);
     // A day of 23 hours: the spring change in Paris.
@@ -185,6 +192,8 @@ describe("a day's deliveries to assign", () => {
       ["date=9999-12-31", "querystring.date must be from 1900-01-01 to 2199-12-31"],
       ["date=0000-01-01", "querystring.date must be from 1900-01-01 to 2199-12-31"],
       [`date=${day}&time_zone=Mars/Olympus_Mons`, "querystring.time_zone Mars/Olympus_Mons is not a known time zone"],
+      [`date=${day}&time_zone=%2B05:00`, "querystring.time_zone must be an IANA time zone name"],
+      [`date=${day}&time_zone=UTC%2B5`, "querystring.time_zone UTC+5 is not a known time zone"],
       [`date=${day}&time_zone=${"x".repeat(65)}`, "querystring.time_zone must be at most 64 characters"],
       [`date=${day}&limit=0`, "querystring.limit must be at least 1"],
       [`date=${day}&limit=100000000000000000000`, "querystring.limit must be at most 1000"],

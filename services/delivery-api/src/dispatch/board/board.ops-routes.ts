@@ -11,6 +11,9 @@ import { createBoardService, DayRoundsPage, parseCursor, ToAssignPage } from "./
 const FIRST_DAY = "1900-01-01";
 const LAST_DAY = "2199-12-31";
 
+/** Letters first, then the characters of the tz database's names (Etc/GMT+5, America/Port-au-Prince). */
+const IANA_NAME = /^[A-Za-z][A-Za-z0-9_+\-/]*$/;
+
 const DayParameters = {
   date: Type.String({
     pattern: DAY_PATTERN,
@@ -61,6 +64,10 @@ function dayOf(query: { date: string; time_zone: string }) {
   if (!isCalendarDay(query.date)) throw unprocessable("querystring.date is not a real date");
   if (query.date < FIRST_DAY || query.date > LAST_DAY) {
     throw unprocessable(`querystring.date must be from ${FIRST_DAY} to ${LAST_DAY}`);
+  }
+  // An offset is refused: Intl reads "+05:00" as UTC+5, PostgreSQL (POSIX) as UTC-5.
+  if (!IANA_NAME.test(query.time_zone)) {
+    throw unprocessable("querystring.time_zone must be an IANA time zone name (e.g. Europe/Paris), not an offset");
   }
   try {
     // Throws a RangeError for a name the runtime's time zone database does not hold.
