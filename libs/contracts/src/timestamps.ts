@@ -22,7 +22,8 @@ export function parseTimestamp(text: string): Date | null {
   const year = Number(text.slice(0, 4));
   const month = Number(text.slice(5, 7));
   const day = Number(text.slice(8, 10));
-  if (month < 1 || month > 12 || day < 1) return null;
+  // Year 0 exists for Date but not for PostgreSQL, which would refuse it with an error (a 500).
+  if (year < 1 || month < 1 || month > 12 || day < 1) return null;
   const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
   if (day > (month === 2 && leap ? 29 : (DAYS_IN_MONTH[month - 1] ?? 0))) return null;
   if (Number(text.slice(11, 13)) > 23 || Number(text.slice(14, 16)) > 59 || Number(text.slice(17, 19)) > 59) {

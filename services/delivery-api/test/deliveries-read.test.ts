@@ -167,6 +167,8 @@ describe("list filters: status and days", () => {
     const cases: [string, ...string[]][] = [
       ["status=lost", "querystring.status must be one of saved, scheduled, picked_up, delivered, cancelled, failed"],
       ["created_from=2026-02-30", "querystring.created_from is not a real date"],
+      ["slot_from=0000-01-01", "querystring.slot_from is not a real date"],
+      ["created_to=0000-12-31", "querystring.created_to is not a real date"],
       ["slot_to=tomorrow", "querystring.slot_to must be a date (YYYY-MM-DD)"],
       [`created_from=${"9".repeat(300)}`, long, "querystring.created_from must be a date (YYYY-MM-DD)"],
       ["slot_from=2026-05-02&slot_to=2026-05-01", "querystring.slot_to must not be before querystring.slot_from"],
@@ -179,6 +181,9 @@ describe("list filters: status and days", () => {
       const response = await get(`/api/v2/deliveries?${query}`);
       assert.equal(response.statusCode, 422, query);
       assert.deepEqual(json(response), { errors: messages }, query);
+    } // The calendar's ends are days like any other (the day after 9999-12-31 is past 4 digits).
+    for (const query of ["created_from=0001-01-01&slot_from=0001-01-01", "created_to=9999-12-31&slot_to=9999-12-31"]) {
+      assert.equal((await get(`/api/v2/deliveries?${query}`)).statusCode, 200, query);
     }
   });
 });
