@@ -1,32 +1,45 @@
 /**
- * Create-delivery throughput against a bare Fastify route in the same run, and p99 latency at
- * a fixed 200 creates/s. Everything is real: PostgreSQL, the pricing service (its own process,
- * its own database, the account's tariff created through the operator API) over NATS, the
- * outbox relay publishing every event to JetStream. The load comes from a child process, over
- * loopback only. Each run also prints the CPU time each party spent per create, a figure the
- * neighbours' load on a shared machine moves much less than requests/s, and the latency of a
- * bare route doing one durable commit at the same fixed rate: the floor of a create's p99.
- * Target: create >= 0.1x bare req/s, p99 <= 50 ms at 200/s. Last line: `ratio: <create/bare>`.
+ * Create-delivery throughput against a bare Fastify route and against the floor (the same rows
+ * written in one transaction, nothing else: floor-route.ts) in the same run, then the system at
+ * a fixed 200 creates/s. Everything is real and each service is its own process, as in
+ * production: delivery-api (this process: routes, group commit, outbox relay, background loops),
+ * pricing over NATS (its own database, the account's tariff created through the operator API),
+ * webhook-dispatcher consuming every event (its own database; the account has no endpoint, so
+ * no POST), a NATS server of the benchmark's own (own-nats.ts) and PostgreSQL. The load comes
+ * from a child process, over loopback only.
+ *
+ * For the burst (closed loop) and the steady rate, each run prints the CPU time each process
+ * spent per create, counted from the first request until the system has settled (every event
+ * published and taken in by webhook-dispatcher), so the work a create leaves behind is counted
+ * with it. Between them, the CPU each process spends per second when nothing happens. And the
+ * latency of a bare route doing one durable commit at the same fixed rate: the floor of a
+ * create's p99.
+ *
+ * Targets: create >= 0.1x bare req/s; at 200/s, CPU per create <= 2x the burst's and p99 <= 50 ms.
+ * Last line: `ratio: <create/bare>`.
  */
-import { execFile, spawn } from "node:child_process";
-import { once } from "node:events";
+import { execFile } from "node:child_process";
+import { loadavg } from "node:os";
 import { setTimeout } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { createTestDatabase } from "@dos/service-kit/testing";
+import { deliveryEventPartition, natsNames } from "@dos/contracts";
+import { natsServerPid, processCpuMs } from "@dos/service-kit/testing";
+import { jetstreamManager } from "@nats-io/jetstream";
 import Fastify from "fastify";
 import { outboundBody } from "../test/delivery-fixtures.ts";
 import { createTestAccount, OPS_TOKEN, startTestApi } from "../test/fixtures.ts";
-import { type CpuSample, cpuPerRequest, createCpuMeter } from "./cpu-meter.ts";
+import { type CpuSample, cpuPerRequest, createCpuMeter, totalPerUnit } from "./cpu-meter.ts";
+import { registerFloorRoute } from "./floor-route.ts";
 import type { LoadJob, LoadResult } from "./load-generator.ts";
+import { startOwnNats } from "./own-nats.ts";
+import { startDispatcher, startPricing } from "./parties.ts";
 
 const DURATION_SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const FIXED_RATE = 200;
+const IDLE_SECONDS = 5;
 const generator = fileURLToPath(new URL("./load-generator.ts", import.meta.url));
-// The pricing service's own entry points: its migrations, and its benchmark's server process.
-const pricingMigrate = fileURLToPath(new URL("../../pricing/src/migrate.ts", import.meta.url));
-const pricingServer = fileURLToPath(new URL("../../pricing/bench/responders.ts", import.meta.url));
 const run = promisify(execFile);
 
 async function load(job: LoadJob): Promise<LoadResult> {
@@ -34,66 +47,20 @@ async function load(job: LoadJob): Promise<LoadResult> {
   return JSON.parse(stdout.trim().split("\n").pop() ?? "{}") as LoadResult;
 }
 
-function describe(name: string, result: LoadResult, cpu?: [CpuSample, CpuSample]) {
+const column = (text: string) => text.padEnd(24);
+
+function describe(name: string, result: LoadResult) {
   const { latencyMs: l } = result;
   console.log(
-    `${name.padEnd(22)} ${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  ` +
+    `${column(name)}${result.requestsPerSecond.toFixed(0).padStart(7)} req/s  ` +
       `p50 ${l.p50} ms  p90 ${l.p90} ms  p99 ${l.p99} ms  max ${l.max} ms  ` +
       `(${result.requests} requests, non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`,
   );
-  if (cpu) console.log(`${"".padEnd(22)} ${cpuPerRequest(cpu[0], cpu[1], result.requests)}`);
 }
 
-async function measured(job: LoadJob): Promise<[LoadResult, [CpuSample, CpuSample]]> {
-  const before = await sampleCpu();
-  const result = await load(job);
-  return [result, [before, await sampleCpu()]];
-}
-
-/**
- * Waits until the relay has published every event of the runs so far, and says how far behind
- * it was: the next run then starts from a quiet system instead of competing with the backlog.
- */
-async function outboxDrained() {
-  const started = performance.now();
-  const backlog = async () =>
-    Number(
-      (
-        await api.db
-          .selectFrom("outbox")
-          .select((eb) => eb.fn.countAll<string>().as("n"))
-          .where("published_at", "is", null)
-          .executeTakeFirstOrThrow()
-      ).n,
-    );
-  const initial = await backlog();
-  while ((await backlog()) > 0) await setTimeout(50);
-  const seconds = ((performance.now() - started) / 1000).toFixed(1);
-  console.log(`${"".padEnd(22)} outbox: ${initial} events unpublished at the end, all published ${seconds} s later`);
-}
-
-/** The real pricing service in its own process, on its own migrated database. */
-async function startPricing(namespace: string) {
-  const database = await createTestDatabase("delivery_bench_pricing");
-  await run(process.execPath, [pricingMigrate], {
-    env: { ...process.env, DATABASE_URL: database.url, LOG_LEVEL: "warn" },
-    timeout: 30_000,
-  });
-  const child = spawn(process.execPath, [pricingServer, "pricing", namespace, database.url], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  const [chunk] = await once(child.stdout, "data");
-  if (!String(chunk).includes("ready")) throw new Error(`pricing did not start: ${chunk}`);
-  return {
-    pid: child.pid ?? 0,
-    async stop() {
-      child.kill("SIGTERM");
-      await once(child, "exit");
-      await database.drop();
-    },
-  };
-}
-
+// BENCH_NATS=shared runs on the machine's NATS (whose CPU then counts every other process's messages).
+const ownNats = process.env.BENCH_NATS === "shared" ? null : await startOwnNats();
+if (ownNats) process.env.NATS_URL = ownNats.url;
 // BENCH_RATE_LIMIT=off measures the same run without the client API's limit per account.
 const rateLimited = process.env.BENCH_RATE_LIMIT !== "off";
 const api = await startTestApi({
@@ -101,7 +68,9 @@ const api = await startTestApi({
   API_PRICING_TIMEOUT_MS: "2000",
   API_RATE_LIMIT_ENABLED: String(rateLimited),
 });
-const pricing = await startPricing(api.config.NATS_NAMESPACE);
+const namespace = api.config.NATS_NAMESPACE;
+const pricing = await startPricing(namespace);
+const dispatcher = await startDispatcher(namespace);
 const account = await createTestAccount(api.db);
 const tariff = await api.app.inject({
   method: "POST",
@@ -125,7 +94,14 @@ const override = await api.app.inject({
 });
 if (override.statusCode !== 200) throw new Error(`rate limit override refused: ${override.body}`);
 await api.start();
-const sampleCpu = createCpuMeter(api.pool, pricing.pid, api.config.NATS_URL);
+const apiDatabase = new URL(api.config.DATABASE_URL).pathname.slice(1);
+const natsPid = ownNats?.pid ?? natsServerPid(api.config.NATS_URL);
+const sampleCpu = createCpuMeter(api.pool, {
+  pricingPid: pricing.pid,
+  dispatcherPid: dispatcher.pid,
+  natsPid,
+  databases: [apiDatabase, pricing.database, dispatcher.database],
+});
 const apiUrl = await api.app.listen({ host: "127.0.0.1", port: 0 });
 
 // The same request shape through Fastify with no work behind it: what the machine allows.
@@ -138,6 +114,36 @@ bare.post("/bare-commit", async (_request, reply) => {
   await api.pool.query("insert into bench_commits default values");
   return reply.code(201).send({ ok: true });
 });
+const types = await api.db
+  .selectFrom("package_types")
+  .select(["id", "name", "volume_dm3", "weight_kg", "fragility", "temperature"])
+  .where("account_id", "=", account.accountId)
+  .execute();
+const floor = await registerFloorRoute(
+  bare,
+  new Map(
+    types.map((t) => [
+      Number(t.id),
+      {
+        type: t.name,
+        name: t.name,
+        volume_dm3: Number(t.volume_dm3),
+        weight_kg: Number(t.weight_kg),
+        fragility: t.fragility,
+        temperature: t.temperature,
+        client_reference: null,
+      },
+    ]),
+  ),
+);
+const floorCpu = async () => {
+  const { rows } = await api.pool.query<{ pid: number }>(
+    "select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
+    [floor.database],
+  );
+  const usage = process.cpuUsage();
+  return { node: (usage.user + usage.system) / 1000, postgres: rows.reduce((sum, r) => sum + processCpuMs(r.pid), 0) };
+};
 const bareUrl = await bare.listen({ host: "127.0.0.1", port: 0 });
 
 const body = JSON.stringify(outboundBody(account));
@@ -152,31 +158,102 @@ const job = (url: string, extra: Partial<LoadJob> = {}): LoadJob => ({
   ...extra,
 });
 
-try {
+const names = natsNames(namespace);
+const jsm = await jetstreamManager(api.nats.nc);
+const partitionConsumer = names.consumers.webhookDispatcher(deliveryEventPartition(account.accountId));
+
+/** Whether every event is published (and marked so) and taken in by webhook-dispatcher. */
+async function isSettled(): Promise<boolean> {
+  const { rows } = await api.pool.query<{ waiting: boolean }>(
+    "select exists (select 1 from outbox where published_at is null) as waiting",
+  );
+  if (rows[0]?.waiting) return false;
+  const info = await jsm.consumers.info(names.streams.deliveryEvents, partitionConsumer).catch(() => null);
+  return info !== null && info.num_pending === 0 && info.num_ack_pending === 0;
+}
+
+/** Waits until the system has settled; returns how long that took, in seconds. */
+async function settled(): Promise<number> {
+  const started = performance.now();
+  while (!(await isSettled())) await setTimeout(100);
+  return (performance.now() - started) / 1000;
+}
+
+/** A run of creates, with the CPU each process spent on them until the system settled. */
+async function measuredCreates(name: string, extra: Partial<LoadJob>): Promise<[LoadResult, number]> {
+  const before = await sampleCpu();
+  const result = await load(job(`${apiUrl}/api/v2/deliveries`, extra));
+  const settleSeconds = await settled();
+  const after = await sampleCpu();
+  describe(name, result);
   console.log(
-    `delivery-api create benchmark: ${DURATION_SECONDS} s per variant, ${CONNECTIONS} connections, loopback, rate limit ${rateLimited ? "on" : "off"}`,
+    `${column("")}CPU ms/create: ${cpuPerRequest(before, after, result.requests)} (settled ${settleSeconds.toFixed(1)} s after the load)`,
+  );
+  return [result, totalPerUnit(before, after, result.requests)];
+}
+
+function perSecond(before: CpuSample, after: CpuSample, seconds: number): string {
+  return cpuPerRequest(before, after, seconds);
+}
+
+try {
+  const load1 = loadavg()[0]?.toFixed(1);
+  console.log(
+    `delivery-api create benchmark: ${DURATION_SECONDS} s per variant, ${CONNECTIONS} connections, loopback, ` +
+      `rate limit ${rateLimited ? "on" : "off"}, ${ownNats ? "own NATS server" : "shared NATS server"}, load average ${load1}`,
   );
   await load(job(`${bareUrl}/bare`, { durationSeconds: 2 }));
   const bareResult = await load(job(`${bareUrl}/bare`));
   describe("bare fastify route", bareResult);
-  await load(job(`${apiUrl}/api/v2/deliveries`, { durationSeconds: 2 }));
-  const [createResult, createCpu] = await measured(job(`${apiUrl}/api/v2/deliveries`));
-  describe("create delivery", createResult, createCpu);
-  await outboxDrained();
-  const floor = await load(job(`${bareUrl}/bare-commit`, { connections: 64, ratePerSecond: FIXED_RATE }));
-  describe(`1 commit at ${FIXED_RATE}/s`, floor);
-  const [fixed, fixedCpu] = await measured(
-    job(`${apiUrl}/api/v2/deliveries`, { connections: 64, ratePerSecond: FIXED_RATE }),
+
+  await load(job(`${bareUrl}/floor`, { durationSeconds: 2 }));
+  const floorBefore = await floorCpu();
+  const floorResult = await load(job(`${bareUrl}/floor`));
+  const floorAfter = await floorCpu();
+  describe("floor (rows, 1 tx)", floorResult);
+  const perFloor = (key: "node" | "postgres") => (floorAfter[key] - floorBefore[key]) / floorResult.requests;
+  console.log(
+    `${column("")}CPU ms/create: node ${perFloor("node").toFixed(2)} + postgres ${perFloor("postgres").toFixed(2)} = ${(perFloor("node") + perFloor("postgres")).toFixed(2)}`,
   );
-  describe(`create at ${FIXED_RATE}/s`, fixed, fixedCpu);
+
+  await load(job(`${apiUrl}/api/v2/deliveries`, { durationSeconds: 2 }));
+  await settled();
+  const [createResult, burstCpu] = await measuredCreates("create delivery", {});
+
+  await setTimeout(1000);
+  const idleBefore = await sampleCpu();
+  await setTimeout(IDLE_SECONDS * 1000);
+  console.log(
+    `${column("idle")}CPU ms/s: ${perSecond(idleBefore, await sampleCpu(), IDLE_SECONDS)} (nothing sent for ${IDLE_SECONDS} s)`,
+  );
+
+  const commit = await load(job(`${bareUrl}/bare-commit`, { connections: 64, ratePerSecond: FIXED_RATE }));
+  describe(`1 commit at ${FIXED_RATE}/s`, commit);
+  const [fixed, steadyCpu] = await measuredCreates(`create at ${FIXED_RATE}/s`, {
+    connections: 64,
+    ratePerSecond: FIXED_RATE,
+  });
+
   const failures = createResult.non2xx + createResult.errors + fixed.non2xx + fixed.errors;
   const ratio = createResult.requestsPerSecond / bareResult.requestsPerSecond;
+  const steadyOverBurst = steadyCpu / burstCpu;
+  console.log(
+    `CPU ms per create: burst ${burstCpu.toFixed(2)}, steady ${FIXED_RATE}/s ${steadyCpu.toFixed(2)}: ` +
+      `${steadyOverBurst.toFixed(1)}x (target <= 2x: ${steadyOverBurst <= 2 ? "met" : "MISSED"})`,
+  );
+  console.log(
+    `create / floor: ${(createResult.requestsPerSecond / floorResult.requestsPerSecond).toFixed(2)}; ` +
+      `load average at the end ${loadavg()[0]?.toFixed(1)}`,
+  );
   console.log(
     `target: create >= 0.1x bare (${ratio >= 0.1 ? "met" : "MISSED"}), p99 <= 50 ms at ${FIXED_RATE}/s (${fixed.latencyMs.p99 <= 50 ? "met" : "MISSED"}), failed requests: ${failures}`,
   );
   console.log(`ratio: ${ratio.toFixed(3)}`);
 } finally {
   await bare.close();
+  await floor.close();
+  await dispatcher.stop();
   await pricing.stop();
   await api.close();
+  await ownNats?.stop();
 }
