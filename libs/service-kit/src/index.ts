@@ -15,6 +15,7 @@ export * from "./logger.ts";
 export * from "./metrics.ts";
 export * from "./migrate-command.ts";
 export * from "./migrator.ts";
+export * from "./named-statement.ts";
 export * from "./nats.ts";
 export * from "./nats-tracing.ts";
 export * from "./nearest-name.ts";

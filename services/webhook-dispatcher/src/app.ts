@@ -99,7 +99,15 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     maxWaitMs: config.WEBHOOKS_MEMORY_WAIT_MS,
     onQueued: retryWorker.wake,
   });
-  const intake = createIntake({ nc, namespace: config.NATS_NAMESPACE, db, logger, metrics: dispatcherMetrics, live });
+  const intake = createIntake({
+    nc,
+    namespace: config.NATS_NAMESPACE,
+    db,
+    pool: deps.database.pool,
+    logger,
+    metrics: dispatcherMetrics,
+    live,
+  });
   const ownership = createPartitionOwnership({
     pool: deps.database.pool,
     namespace: config.NATS_NAMESPACE,

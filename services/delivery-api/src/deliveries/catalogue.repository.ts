@@ -3,11 +3,10 @@
  * addresses, package types and zones a body names. Concurrent requests share one query (see
  * batcher.ts): one row per request, each scoped to its own account.
  */
-import { createBatcher } from "@dos/service-kit";
+import { createBatcher, type Pool, runNamed } from "@dos/service-kit";
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../db/database.ts";
 import type { PlaceData } from "./delivery-draft.ts";
-import { type Pool, runNamed } from "./named-statement.ts";
 import type { BodyReferences, CatalogueType } from "./rule-context.ts";
 
 export interface Catalogue {

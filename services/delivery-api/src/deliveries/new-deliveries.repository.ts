@@ -10,7 +10,7 @@ import type { DB, Db } from "../db/database.ts";
 import { OUTBOX_CHANNEL, type OutboxEvent } from "../outbox/outbox.repository.ts";
 import type { ShownRows } from "./deliveries.mappers.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "./deliveries.table.ts";
-import { type Pool, runNamed } from "./named-statement.ts";
+import { type Pool, runNamed } from "@dos/service-kit";
 
 /** The rows of a new delivery, as they will be stored (generated task and package ids aside). */
 export interface NewDeliveryRows extends ShownRows {

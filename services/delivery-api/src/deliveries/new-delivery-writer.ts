@@ -10,10 +10,9 @@
  * again alone, each create then meets its own id, which only it could have taken, already
  * stored; that create did commit, and is answered so.
  */
-import { createBatcher, isUniqueViolation } from "@dos/service-kit";
+import { createBatcher, isUniqueViolation, type Pool } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
-import type { Pool } from "./named-statement.ts";
 import { deliveryExists, insertNewDeliveriesAlone, type NewDeliveryWrite } from "./new-deliveries.repository.ts";
 
 export interface NewDeliveryWriter {

@@ -12,6 +12,7 @@ import { SERVICE_NAMES } from "@dos/contracts";
 import {
   contextFromNatsHeaders,
   createBatcher,
+  type Pool,
   retry,
   type Span,
   SpanKind,
@@ -66,6 +67,8 @@ export function createIntake(options: {
   nc: NatsConnection;
   namespace: string;
   db: Kysely<DB>;
+  /** The pool the routing statement runs on, prepared (intake.repository.ts). */
+  pool: Pool;
   logger: Logger;
   metrics: DispatcherMetrics;
   live: LiveQueues;
@@ -176,6 +179,7 @@ export function createIntake(options: {
         if (attempt > 1 && !fresh.some((entry) => consumers.has(entry.partition))) return null;
         return await routeEvents(
           options.db,
+          options.pool,
           fresh.map((entry) => entry.event),
         );
       },
