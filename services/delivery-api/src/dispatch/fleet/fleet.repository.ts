@@ -75,6 +75,14 @@ export async function recordFleetState(db: Db, vehicleIds: number[]) {
   await appendFleetChanges(db, await currentFleetEntries(db, vehicleIds));
 }
 
+/** Whether any change waits (the partial index of unpublished rows): what a poll asks before a pass. */
+export async function hasUnpublishedFleetChanges(db: Db): Promise<boolean> {
+  const { rows } = await sql<{ waiting: boolean }>`
+    select exists (select 1 from fleet_outbox where published_at is null) as waiting
+  `.execute(db);
+  return rows[0]?.waiting === true;
+}
+
 export function unpublishedFleetChanges(db: Db, limit: number) {
   return db
     .selectFrom("fleet_outbox")
