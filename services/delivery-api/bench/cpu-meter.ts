@@ -4,7 +4,13 @@
  * processes, the NATS server, and the PostgreSQL backends of the three services' databases. On
  * a shared 2-core machine requests/s move with the neighbours' load; CPU per create does much
  * less, so it says whether a change paid.
+ *
+ * Beside it, the wake-ups: how many times each party's threads went to sleep waiting (voluntary
+ * context switches), which is what a process pays per round trip, timer or poll whatever the
+ * work. On a loaded machine each one costs far more than its work (caches refilled after the
+ * neighbours ran), and counting them is exact where CPU time is noisy.
  */
+import { readdirSync, readFileSync } from "node:fs";
 import { formatCpuPerUnit, processCpuMs } from "@dos/service-kit/testing";
 import type pg from "pg";
 
@@ -25,21 +31,43 @@ export interface MeteredParties {
   databases: string[];
 }
 
+/** Times the threads of a process went to sleep waiting so far; 0 when it has ended. */
+export function processWakeUps(pid: number): number {
+  let total = 0;
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const status = readFileSync(`/proc/${pid}/task/${task}/status`, "utf8");
+      total += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    }
+  } catch {
+    // The process (or a thread) ended meanwhile.
+  }
+  return total;
+}
+
 export function createCpuMeter(pool: pg.Pool, parties: MeteredParties) {
-  return async function sample(): Promise<CpuSample> {
+  const pids = async () => {
     // The backend answering this query is left out: it is the meter's, not the system's.
     const { rows } = await pool.query<{ pid: number }>(
       "select pid from pg_stat_activity where datname = any($1) and pid <> pg_backend_pid()",
       [parties.databases],
     );
+    return rows.map((row) => row.pid);
+  };
+  const measure = (read: (pid: number) => number, backends: number[]): CpuSample => ({
+    api: read(process.pid),
+    pricing: read(parties.pricingPid),
+    dispatcher: read(parties.dispatcherPid),
+    nats: parties.natsPid === null ? 0 : read(parties.natsPid),
+    postgres: backends.reduce((sum, pid) => sum + read(pid), 0),
+  });
+  return async function sample(): Promise<{ cpu: CpuSample; wakeUps: CpuSample }> {
+    const backends = await pids();
     const usage = process.cpuUsage();
-    return {
-      api: (usage.user + usage.system) / 1000,
-      pricing: processCpuMs(parties.pricingPid),
-      dispatcher: processCpuMs(parties.dispatcherPid),
-      nats: parties.natsPid === null ? 0 : processCpuMs(parties.natsPid),
-      postgres: rows.reduce((sum, { pid }) => sum + processCpuMs(pid), 0),
-    };
+    const cpu = measure(processCpuMs, backends);
+    // This process's own figure from getrusage: finer than /proc's 10 ms ticks.
+    cpu.api = (usage.user + usage.system) / 1000;
+    return { cpu, wakeUps: measure(processWakeUps, backends) };
   };
 }
 

@@ -29,7 +29,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import Fastify from "fastify";
 import { outboundBody } from "../test/delivery-fixtures.ts";
 import { createTestAccount, OPS_TOKEN, startTestApi } from "../test/fixtures.ts";
-import { type CpuSample, cpuPerRequest, createCpuMeter, totalPerUnit } from "./cpu-meter.ts";
+import { cpuPerRequest, createCpuMeter, totalPerUnit } from "./cpu-meter.ts";
 import { registerFloorRoute } from "./floor-route.ts";
 import type { LoadJob, LoadResult } from "./load-generator.ts";
 import { startOwnNats } from "./own-nats.ts";
@@ -187,13 +187,10 @@ async function measuredCreates(name: string, extra: Partial<LoadJob>): Promise<[
   const after = await sampleCpu();
   describe(name, result);
   console.log(
-    `${column("")}CPU ms/create: ${cpuPerRequest(before, after, result.requests)} (settled ${settleSeconds.toFixed(1)} s after the load)`,
+    `${column("")}CPU ms/create: ${cpuPerRequest(before.cpu, after.cpu, result.requests)} (settled ${settleSeconds.toFixed(1)} s after the load)`,
   );
-  return [result, totalPerUnit(before, after, result.requests)];
-}
-
-function perSecond(before: CpuSample, after: CpuSample, seconds: number): string {
-  return cpuPerRequest(before, after, seconds);
+  console.log(`${column("")}wake-ups/create: ${cpuPerRequest(before.wakeUps, after.wakeUps, result.requests)}`);
+  return [result, totalPerUnit(before.cpu, after.cpu, result.requests)];
 }
 
 try {
@@ -223,9 +220,11 @@ try {
   await setTimeout(1000);
   const idleBefore = await sampleCpu();
   await setTimeout(IDLE_SECONDS * 1000);
+  const idleAfter = await sampleCpu();
   console.log(
-    `${column("idle")}CPU ms/s: ${perSecond(idleBefore, await sampleCpu(), IDLE_SECONDS)} (nothing sent for ${IDLE_SECONDS} s)`,
+    `${column("idle")}CPU ms/s: ${cpuPerRequest(idleBefore.cpu, idleAfter.cpu, IDLE_SECONDS)} (nothing sent for ${IDLE_SECONDS} s)`,
   );
+  console.log(`${column("")}wake-ups/s: ${cpuPerRequest(idleBefore.wakeUps, idleAfter.wakeUps, IDLE_SECONDS)}`);
 
   const commit = await load(job(`${bareUrl}/bare-commit`, { connections: 64, ratePerSecond: FIXED_RATE }));
   describe(`1 commit at ${FIXED_RATE}/s`, commit);
