@@ -1,7 +1,8 @@
 /**
  * The group commit's writer against real PostgreSQL: a delivery written again under its own id
  * (a batch that committed but whose answer was lost, then retried alone) is answered as
- * written, once, while a create the database refuses still fails.
+ * written, once, while a create the database refuses still fails; only committed deliveries are
+ * handed on for their first event to be published.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
@@ -85,8 +86,11 @@ test("a delivery written again under its own id is answered as written, and stor
   assert.equal(Number((await count("outbox")).n), 1);
 });
 
-test("in a batch, a create the database refuses fails alone; the others are stored", async () => {
-  const writer = createNewDeliveryWriter(api.db, api.pool);
+test("in a batch, a create the database refuses fails alone; the others are stored, and only theirs are announced", async () => {
+  const announced: number[] = [];
+  const writer = createNewDeliveryWriter(api.db, api.pool, (writes) => {
+    for (const write of writes) announced.push(write.rows.delivery.id);
+  });
   const good = await prepared(account.accountId);
   const refused = await prepared(999_999_999); // no such account: a foreign key violation
   const alsoGood = await prepared(account.accountId);
@@ -103,6 +107,11 @@ test("in a batch, a create the database refuses fails alone; the others are stor
     .execute();
   assert.deepEqual(
     stored.map((row) => row.id),
+    [good.delivery.id, alsoGood.delivery.id],
+  );
+  // What is announced is published at once: never an event whose delivery was not stored.
+  assert.deepEqual(
+    announced.toSorted((a, b) => a - b),
     [good.delivery.id, alsoGood.delivery.id],
   );
 });

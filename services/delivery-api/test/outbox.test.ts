@@ -2,7 +2,9 @@
  * The outbox on the real bus: the events of create → update → cancel reach JetStream once
  * each, in order, with sequences 1, 2, 3 and the full v2 Delivery; also when the relay dies
  * between publishing and marking (the re-publish is dropped by the stream's duplicate window),
- * and with several relays at once (replicas).
+ * and with several relays at once (replicas). A new delivery's first event is published by the
+ * process that committed it, without a relay; one its process left behind is a relay's after
+ * the grace.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -29,7 +31,7 @@ const logger = createLogger("relay-test", "silent");
 const replicaDatabases: Array<Database<DB>> = [];
 
 /** A relay as another replica would run it: its own pool on the same database. */
-function relay(beforeMark?: (ids: string[]) => void): OutboxRelay {
+function relay(beforeMark?: (ids: string[]) => void, firstEventGraceMs?: number): OutboxRelay {
   const database = createDatabase<DB>({
     url: bed.api.config.DATABASE_URL,
     schema: SCHEMA,
@@ -43,7 +45,19 @@ function relay(beforeMark?: (ids: string[]) => void): OutboxRelay {
     logger,
     pollMs: 50,
     beforeMark,
+    firstEventGraceMs,
   });
+}
+
+async function create(): Promise<number> {
+  const response = await bed.api.app.inject({
+    method: "POST",
+    url: "/api/v2/deliveries",
+    headers: bed.account.headers,
+    payload: outboundBody(bed.account),
+  });
+  assert.equal(response.statusCode, 201);
+  return json(response).id;
 }
 
 /** The fields of a delivery in the order the API answers them (set by lifecycle()). */
@@ -167,12 +181,43 @@ describe("a relay killed between publish and mark", () => {
   });
 });
 
+describe("a new delivery's first event left unpublished by its process (stopped before publishing)", () => {
+  test("is left to that process while young, then published by a relay", async () => {
+    const id = await create();
+    assert.equal(await unpublished(), 1, "its process's relay is not running: nothing published it");
+    assert.equal(await relay(undefined, 60_000).drain(), 0, "younger than the grace: left to its publisher");
+    assert.equal(await relay(undefined, 0).drain(), 1, "older than the grace: a relay takes it");
+    assert.equal(await unpublished(), 0);
+    assert.deepEqual(
+      (await streamEvents(id)).map((e) => [e.event.sequence, e.event.type, e.msgId === e.event.id]),
+      [[1, "delivery.created", true]],
+    );
+  });
+});
+
 describe("the running relay", () => {
   test("is woken by NOTIFY and publishes each event once, in order", async () => {
     await bed.api.start();
     const id = await lifecycle();
     await waitFor(async () => (await unpublished()) === 0, 5000, "the outbox to be published");
     assertLifecycle(await streamEvents(id), id);
+  });
+
+  test("a new delivery's first event is published by the process that committed it, with no NOTIFY or relay pass", async () => {
+    // The relay polls once a minute here, and a create sends no NOTIFY: only the publish that
+    // follows the commit can put the event on the stream and mark it within the wait.
+    const id = await create();
+    await waitFor(async () => (await unpublished()) === 0, 5000, "the first event to be published and marked");
+    const events = await streamEvents(id);
+    assert.deepEqual(
+      events.map((e) => [e.event.sequence, e.event.type, e.msgId === e.event.id]),
+      [[1, "delivery.created", true]],
+    );
+    const checked = validateEvent(events[0]?.event);
+    assert.ok(
+      checked.ok,
+      `the event matches the DeliveryEvent contract: ${JSON.stringify(checked.ok || checked.errors)}`,
+    );
   });
 
   test("several relays at once keep every delivery's order and publish nothing twice", async () => {
@@ -189,5 +234,6 @@ describe("the running relay", () => {
 test("the stream keeps the events published so far", async () => {
   const jsm = await jetstreamManager(bed.api.nats.nc);
   const info = await jsm.streams.info(natsNames(bed.api.config.NATS_NAMESPACE).streams.deliveryEvents);
-  assert.equal(info.state.messages, 7 * 3);
+  // Seven deliveries created, updated and cancelled, two only created.
+  assert.equal(info.state.messages, 7 * 3 + 2);
 });

@@ -18,6 +18,7 @@ import { deliveriesRoutes } from "./deliveries.routes.ts";
 import { createDeliveriesService } from "./deliveries.service.ts";
 import { createDeliveryStatusService } from "./delivery-status.service.ts";
 import { deliveriesPortFor } from "./dispatch.adapter.ts";
+import { firstEventRow, type NewDeliveryWrite } from "./new-deliveries.repository.ts";
 import { createNewDeliveryWriter } from "./new-delivery-writer.ts";
 import { createRedeliveryService } from "./redelivery.service.ts";
 
@@ -49,19 +50,6 @@ export function createDeliveriesFeature({
     replica: tariffReplica,
     metrics,
   });
-  const deps = {
-    db,
-    pricing,
-    names: natsNames(config.NATS_NAMESPACE),
-    catalogues: createCatalogueLoader(db, database.pool),
-    writer: createNewDeliveryWriter(db, database.pool),
-    trackingBaseUrl: `${config.API_PUBLIC_URL.replace(/\/+$/, "")}/track`,
-    created: metrics.counter("deliveries_created_total", "Deliveries created through the client API (replays aside)."),
-  };
-  registerOutboxGauges(db, metrics);
-  const deliveries = createDeliveriesService(deps);
-  const redeliveries = createRedeliveryService(deps);
-  const statuses = createDeliveryStatusService(deps);
   const relay = createOutboxRelay({
     db,
     pool: database.pool,
@@ -69,6 +57,22 @@ export function createDeliveriesFeature({
     logger: logger.child({ component: "outbox-relay" }),
     pollMs: config.API_OUTBOX_POLL_MS,
   });
+  // New deliveries' first events are published by this process right after their commit.
+  const committed = (writes: NewDeliveryWrite[]) => relay.publishCommitted(writes.map(firstEventRow));
+  const deps = {
+    db,
+    pricing,
+    names: natsNames(config.NATS_NAMESPACE),
+    catalogues: createCatalogueLoader(db, database.pool),
+    writer: createNewDeliveryWriter(db, database.pool, committed),
+    committed,
+    trackingBaseUrl: `${config.API_PUBLIC_URL.replace(/\/+$/, "")}/track`,
+    created: metrics.counter("deliveries_created_total", "Deliveries created through the client API (replays aside)."),
+  };
+  registerOutboxGauges(db, metrics);
+  const deliveries = createDeliveriesService(deps);
+  const redeliveries = createRedeliveryService(deps);
+  const statuses = createDeliveryStatusService(deps);
   return {
     relay,
     /** What dispatch needs of deliveries: lock one, start its tasks, change its status. */

@@ -140,16 +140,22 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
         deps.created?.inc();
         return { status: 201, body: created.delivery, replayed: false };
       }
+      let written: NewDelivery | undefined;
       const response = await respondOnce(
         db,
         idempotency,
         () => prepareCreate(account, input),
         async (trx, created) => {
           await insertNewDeliveries(trx, [created]);
+          written = created;
           return { status: 201, body: created.delivery };
         },
       );
-      if (response.status === 201 && !response.replayed) deps.created?.inc();
+      if (response.status === 201 && !response.replayed) {
+        // Committed (a lost race to the same key answers replayed, its transaction rolled back).
+        if (written) deps.committed?.([written]);
+        deps.created?.inc();
+      }
       return response;
     },
 

@@ -36,6 +36,11 @@ export interface DeliveriesDeps {
   catalogues: CatalogueLoader;
   /** Writes keyless creates together (group commit); see new-delivery-writer.ts. */
   writer: NewDeliveryWriter;
+  /**
+   * Told of new deliveries once their transaction committed, so that their first events are
+   * published at once (OutboxRelay.publishCommitted); absent in tests without a relay.
+   */
+  committed?: (writes: NewDeliveryWrite[]) => void;
   /** Public base of tracking links: `<API_PUBLIC_URL>/track`. */
   trackingBaseUrl: string;
   /** The clock; tests may fix it. */
@@ -128,7 +133,7 @@ export function newDelivery(
   };
   const delivery = presentDelivery(rows, deps.trackingBaseUrl);
   const event = deliveryEvent(deps.names, { type: "delivery.created", accountId, delivery }, 1);
-  return { rows, event, delivery };
+  return { rows, event, eventText: JSON.stringify(event.envelope), delivery };
 }
 
 /**

@@ -3,14 +3,16 @@
  * event in ONE statement: data-modifying CTEs over JSON rows, so one delivery or a hundred cost
  * one round trip, and the statement is atomic on its own (outside a transaction it commits as
  * it ends). Nothing is read back: ids and creation times were taken beforehand (the catalogue
- * query's stamp), so the rows written are the rows the caller already holds.
+ * query's stamp), so the rows written are the rows the caller already holds. No NOTIFY: the
+ * process that commits a first event publishes it itself (OutboxRelay.publishCommitted).
  */
+
+import { type Pool, runNamed } from "@dos/service-kit";
 import { type Kysely, type Selectable, sql } from "kysely";
 import type { DB, Db } from "../db/database.ts";
-import { OUTBOX_CHANNEL, type OutboxEvent } from "../outbox/outbox.repository.ts";
+import type { OutboxEvent, OutboxRow } from "../outbox/outbox.repository.ts";
 import type { ShownRows } from "./deliveries.mappers.ts";
 import type { DeliveriesTable, DeliveryPackagesTable, TasksTable } from "./deliveries.table.ts";
-import { type Pool, runNamed } from "@dos/service-kit";
 
 /** The rows of a new delivery, as they will be stored (generated task and package ids aside). */
 export interface NewDeliveryRows extends ShownRows {
@@ -28,6 +30,19 @@ export interface NewDeliveryRows extends ShownRows {
 export interface NewDeliveryWrite {
   rows: NewDeliveryRows;
   event: OutboxEvent;
+  /** The event as the JSON text stored and published: the envelope's fields in their documented order. */
+  eventText: string;
+}
+
+/** The first event of a new delivery as a relay publishes it. */
+export function firstEventRow({ rows, event, eventText }: NewDeliveryWrite): OutboxRow {
+  return {
+    id: event.id,
+    delivery_id: rows.delivery.id,
+    subject: event.subject,
+    event: eventText,
+    traceparent: event.traceparent,
+  };
 }
 
 /** Inside a transaction (a create with an Idempotency-Key, a redelivery). */
@@ -51,15 +66,14 @@ function newDeliveriesStatement(writes: NewDeliveryWrite[]) {
   const deliveries = writes.map(({ rows }) => rows.delivery);
   const tasks = writes.flatMap(({ rows }) => rows.tasks);
   const packages = writes.flatMap(({ rows }) => rows.packages);
-  const events = writes.map(({ rows, event }) => ({
+  const events = writes.map(({ rows, event, eventText }) => ({
     id: event.id,
     account_id: rows.delivery.account_id,
     delivery_id: rows.delivery.id,
     sequence: event.envelope.sequence,
     type: event.envelope.type,
     subject: event.subject,
-    // The JSON text published: the envelope's fields in their documented order.
-    event: JSON.stringify(event.envelope),
+    event: eventText,
     traceparent: event.traceparent,
   }));
   return sql`
@@ -104,7 +118,6 @@ function newDeliveriesStatement(writes: NewDeliveryWrite[]) {
       from jsonb_to_recordset(${JSON.stringify(events)}::jsonb) as r(id uuid, account_id bigint,
         delivery_id bigint, sequence integer, type text, subject text, event text, traceparent text)
     )
-    -- One notification per statement, however many events it wrote: the relay drains them all.
-    select pg_notify(${OUTBOX_CHANNEL}, '')
+    select 1 as written
   `;
 }

@@ -9,7 +9,10 @@
  * A batch can also fail after it committed (the connection lost before the answer): written
  * again alone, each create then meets its own id, which only it could have taken, already
  * stored; that create did commit, and is answered so.
+ *
+ * Once a batch committed, its first events go to `committed` (the relay publishes them at once).
  */
+
 import { createBatcher, isUniqueViolation, type Pool } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
@@ -20,7 +23,11 @@ export interface NewDeliveryWriter {
   write(delivery: NewDeliveryWrite): Promise<void>;
 }
 
-export function createNewDeliveryWriter(db: Kysely<DB>, pool: Pool): NewDeliveryWriter {
+export function createNewDeliveryWriter(
+  db: Kysely<DB>,
+  pool: Pool,
+  committed: (writes: NewDeliveryWrite[]) => void = () => {},
+): NewDeliveryWriter {
   const batcher = createBatcher<NewDeliveryWrite, undefined>({
     handle: async (deliveries) => {
       try {
@@ -30,6 +37,7 @@ export function createNewDeliveryWriter(db: Kysely<DB>, pool: Pool): NewDelivery
         if (!only || deliveries.length > 1 || !isUniqueViolation(error)) throw error;
         if (!(await deliveryExists(db, only.rows.delivery.id))) throw error;
       }
+      committed(deliveries);
       return new Array(deliveries.length);
     },
     maxBatch: 100,

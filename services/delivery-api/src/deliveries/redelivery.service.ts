@@ -11,7 +11,14 @@ import { draftFromStored } from "./deliveries.mappers.ts";
 import { findDelivery, lockDelivery, updateDeliveryRow } from "./deliveries.repository.ts";
 import { mergeDraft } from "./delivery-rules.ts";
 import { REDELIVERABLE_STATUS } from "./delivery-status.ts";
-import { type DeliveriesDeps, newDelivery, newDeliveryContext, priceOf, recordEvent } from "./delivery-writes.ts";
+import {
+  type DeliveriesDeps,
+  type NewDelivery,
+  newDelivery,
+  newDeliveryContext,
+  priceOf,
+  recordEvent,
+} from "./delivery-writes.ts";
 import { insertNewDeliveries } from "./new-deliveries.repository.ts";
 import { referencesOf } from "./rule-context.ts";
 
@@ -26,13 +33,14 @@ export function createRedeliveryService(deps: DeliveriesDeps) {
   const { db } = deps;
   const clock = deps.now ?? (() => new Date());
   return {
-    redeliver(
+    async redeliver(
       account: ClientAccount,
       originalId: number,
       patch: RedeliveryInput,
       idempotency: IdempotentRequest | null,
     ): Promise<IdempotentResponse> {
-      return respondOnce(
+      let written: NewDelivery | undefined;
+      const response = await respondOnce(
         db,
         idempotency,
         async () => {
@@ -52,6 +60,7 @@ export function createRedeliveryService(deps: DeliveriesDeps) {
           if (!locked) throw deliveryNotFound(originalId);
           checkRedeliverable(originalId, locked);
           await insertNewDeliveries(trx, [redelivery]);
+          written = redelivery;
           await updateDeliveryRow(trx, originalId, { redelivery_id: redelivery.delivery.id });
           const original = await findDelivery(trx, account.id, originalId);
           if (!original) throw deliveryNotFound(originalId);
@@ -59,6 +68,9 @@ export function createRedeliveryService(deps: DeliveriesDeps) {
           return { status: 201, body: redelivery.delivery };
         },
       );
+      // Committed unless replayed: the new delivery's first event is published at once.
+      if (!response.replayed && written) deps.committed?.([written]);
+      return response;
     },
   };
 }

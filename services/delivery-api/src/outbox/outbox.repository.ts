@@ -89,15 +89,43 @@ export interface OutboxRow {
   traceparent: string | null;
 }
 
-/** The oldest unpublished events, in an order that keeps each delivery's sequence. */
-export function unpublishedEvents(db: Db, limit: number): Promise<OutboxRow[]> {
+/**
+ * Which unpublished events a relay takes. A delivery's first event (sequence 1, its
+ * `delivery.created`) is published by the process that wrote it, right after the commit (see
+ * outbox.relay.ts, `publishCommitted`), and marked a moment later; a relay takes it only once
+ * it is older than `graceMs` (that process died or its publish failed) or when a later event of
+ * its delivery waits (which must not reach the stream before it). Every other event is the
+ * relays' at once. Read from the partial index of unpublished rows.
+ */
+const relayTakes = (graceMs: number) => sql<boolean>`(o.sequence > 1
+  or o.occurred_at < clock_timestamp() - make_interval(secs => ${graceMs / 1000})
+  or exists (select 1 from outbox later where later.delivery_id = o.delivery_id and later.sequence > 1
+    and later.published_at is null))`;
+
+/** Whether a relay has anything to publish: one cheap statement, so a poll that finds nothing costs one. */
+export async function relayHasWork(db: Db, graceMs: number): Promise<boolean> {
+  const { rows } = await sql<{ work: boolean }>`
+    select exists (select 1 from outbox o where o.published_at is null and ${relayTakes(graceMs)}) as work
+  `.execute(db);
+  return rows[0]?.work === true;
+}
+
+/** The oldest events a relay takes (see relayTakes), in an order that keeps each delivery's sequence. */
+export function unpublishedEvents(db: Db, limit: number, graceMs: number): Promise<OutboxRow[]> {
   return db
-    .selectFrom("outbox")
-    .select(["id", "delivery_id", "subject", sql<string>`coalesce(event, payload::text)`.as("event"), "traceparent"])
-    .where("published_at", "is", null)
-    .orderBy("occurred_at")
-    .orderBy("delivery_id")
-    .orderBy("sequence")
+    .selectFrom("outbox as o")
+    .select([
+      "o.id",
+      "o.delivery_id",
+      "o.subject",
+      sql<string>`coalesce(o.event, o.payload::text)`.as("event"),
+      "o.traceparent",
+    ])
+    .where("o.published_at", "is", null)
+    .where(relayTakes(graceMs))
+    .orderBy("o.occurred_at")
+    .orderBy("o.delivery_id")
+    .orderBy("o.sequence")
     .limit(limit)
     .execute();
 }
