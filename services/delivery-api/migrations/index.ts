@@ -5,6 +5,7 @@ import * as apiTokenLastUse from "./0002_api_token_last_use.ts";
 import * as staff from "./0003_staff.ts";
 import * as auditLog from "./0004_audit_log.ts";
 import * as dispatchReads from "./0005_dispatch_reads.ts";
+import * as catalogueChanges from "./0006_catalogue_changes.ts";
 
 export const SCHEMA = "delivery";
 
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   "0003_staff": staff,
   "0004_audit_log": auditLog,
   "0005_dispatch_reads": dispatchReads,
+  "0006_catalogue_changes": catalogueChanges,
 };

@@ -165,6 +165,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       await ops.register(opsRoutes, {
         db,
         onAccessChange: () => authCache.clear(),
+        onCatalogueChange: () => deliveries.catalogueCache.clear(),
         pricing: { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE, timeoutMs: config.API_PRICING_TIMEOUT_MS },
         webhooks: { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE },
       });
@@ -192,6 +193,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       if (config.API_RATE_LIMIT_ENABLED) accountLimiter.start();
       await trustedTokens.start();
       await staff.start();
+      deliveries.catalogueCache.start();
       await deliveries.relay.start();
       dispatch.start();
       housekeeping.start();
@@ -200,6 +202,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       await housekeeping.stop();
       await dispatch.stop();
       await deliveries.relay.stop();
+      await deliveries.catalogueCache.stop();
       await tariffReplica.stop();
       await accountLimiter.stop();
       await trustedTokens.stop();

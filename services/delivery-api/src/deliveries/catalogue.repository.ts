@@ -1,11 +1,14 @@
 /**
  * What the delivery rules read from the account's catalogue: its default place and the saved
  * addresses, package types and zones a body names. Concurrent requests share one query (see
- * batcher.ts): one row per request, each scoped to its own account.
+ * batcher.ts): one row per request, each scoped to its own account. What the catalogue cache
+ * (catalogue-cache.ts) holds is not read again: such a create only takes its new id and creation
+ * time, in a statement concurrent creates share too.
  */
 import { createBatcher, type Pool, runNamed } from "@dos/service-kit";
 import { type Kysely, sql } from "kysely";
 import type { DB } from "../db/database.ts";
+import type { CatalogueCache } from "./catalogue-cache.ts";
 import type { PlaceData } from "./delivery-draft.ts";
 import type { BodyReferences, CatalogueType } from "./rule-context.ts";
 
@@ -37,7 +40,7 @@ export interface CatalogueLoader {
   load(request: CatalogueRequest): Promise<Catalogue>;
 }
 
-export function createCatalogueLoader(db: Kysely<DB>, pool: Pool): CatalogueLoader {
+export function createCatalogueLoader(db: Kysely<DB>, pool: Pool, cache?: CatalogueCache): CatalogueLoader {
   const batcher = createBatcher({
     handle: (requests: CatalogueRequest[]) => loadCatalogues(db, pool, requests),
     maxBatch: 100,
@@ -45,7 +48,32 @@ export function createCatalogueLoader(db: Kysely<DB>, pool: Pool): CatalogueLoad
     // A request the catalogue query cannot serve fails alone, not the requests batched with it.
     onFailure: { policy: "isolate" },
   });
-  return { load: (request) => batcher.add(request) };
+  const stamps = createBatcher({
+    handle: (requests: unknown[]) => newDeliveryStamps(db, pool, requests.length),
+    maxBatch: 100,
+    concurrency: 4,
+    onFailure: { policy: "reject" },
+  });
+  return {
+    async load(request) {
+      const cached = cache?.lookup(request.accountId, request.refs);
+      if (cached) return { ...cached, stamp: request.stamp ? await stamps.add(null) : null };
+      const mark = cache?.mark() ?? 0;
+      const catalogue = await batcher.add(request);
+      cache?.store(request.accountId, catalogue, mark);
+      return catalogue;
+    },
+  };
+}
+
+/** The ids and creation time of `count` new deliveries, ids in order. */
+async function newDeliveryStamps(db: Kysely<DB>, pool: Pool, count: number): Promise<NewDeliveryStamp[]> {
+  const query = sql<{ new_id: number; created_at: Date }>`
+    select nextval('deliveries_id_seq') as new_id, date_trunc('milliseconds', now()) as created_at
+    from generate_series(1, ${count}::integer) as ord order by ord
+  `;
+  const rows = await runNamed(db, pool, "new_delivery_stamps", query);
+  return rows.map((row) => ({ id: row.new_id, createdAt: row.created_at }));
 }
 
 type PlaceRow = PlaceData & { id: number };

@@ -1,6 +1,7 @@
 /**
  * The deliveries feature assembled from its dependencies: the client routes (under /api/v2),
- * the operator routes (under /ops/v1) and the outbox relay that publishes their events.
+ * the operator routes (under /ops/v1), the outbox relay that publishes their events and the
+ * catalogue cache their rules read through.
  */
 import { natsNames } from "@dos/contracts";
 import type { AppMetrics, Database, Logger, NatsHandle } from "@dos/service-kit";
@@ -13,6 +14,7 @@ import { outboxBacklog } from "../outbox/outbox.repository.ts";
 import { createPricingClient } from "../pricing/pricing.client.ts";
 import type { TariffReplica } from "../pricing/tariff-replica.ts";
 import { createCatalogueLoader } from "./catalogue.repository.ts";
+import { createCatalogueCache } from "./catalogue-cache.ts";
 import { deliveriesOpsRoutes } from "./deliveries.ops-routes.ts";
 import { deliveriesRoutes } from "./deliveries.routes.ts";
 import { createDeliveriesService } from "./deliveries.service.ts";
@@ -59,11 +61,15 @@ export function createDeliveriesFeature({
   });
   // New deliveries' first events are published by this process right after their commit.
   const committed = (writes: NewDeliveryWrite[]) => relay.publishCommitted(writes.map(firstEventRow));
+  const catalogueCache = createCatalogueCache({
+    pool: database.pool,
+    logger: logger.child({ component: "catalogue" }),
+  });
   const deps = {
     db,
     pricing,
     names: natsNames(config.NATS_NAMESPACE),
-    catalogues: createCatalogueLoader(db, database.pool),
+    catalogues: createCatalogueLoader(db, database.pool, catalogueCache),
     writer: createNewDeliveryWriter(db, database.pool, committed),
     committed,
     trackingBaseUrl: `${config.API_PUBLIC_URL.replace(/\/+$/, "")}/track`,
@@ -75,6 +81,8 @@ export function createDeliveriesFeature({
   const statuses = createDeliveryStatusService(deps);
   return {
     relay,
+    /** Started and stopped with the background work; emptied by the operator routes that change a catalogue. */
+    catalogueCache,
     /** What dispatch needs of deliveries: lock one, start its tasks, change its status. */
     dispatchPort: deliveriesPortFor(deps),
     statuses,

@@ -17,6 +17,12 @@ export interface OpsRoutesOptions {
   db: Kysely<DB>;
   /** Called after a token is revoked or an account changed: cached client logins are forgotten. */
   onAccessChange: () => void;
+  /**
+   * Called as a change to places, zones or package types is answered: this replica's cached
+   * catalogue is forgotten before the operator learns the change is done (other replicas forget
+   * theirs when PostgreSQL's notification arrives).
+   */
+  onCatalogueChange: () => void;
   /** Tariffs live in the pricing service: their routes forward over NATS. */
   pricing: { nc: NatsConnection; namespace: string; timeoutMs: number };
   /** Webhook endpoints live in webhook-dispatcher: their routes forward over NATS. */
@@ -29,9 +35,15 @@ export async function opsRoutes(ops: FastifyInstance, options: OpsRoutesOptions)
   // other operator route.
   const exists = (accountId: number) => accountExists(db, accountId);
   await ops.register(accountsOpsRoutes, { db, onAccessChange: options.onAccessChange });
-  await ops.register(placesOpsRoutes, { db });
-  await ops.register(packageTypesOpsRoutes, { db });
-  await ops.register(zonesOpsRoutes, { db });
+  await ops.register(async (catalogue) => {
+    catalogue.addHook("onSend", async (request, _reply, payload) => {
+      if (request.method !== "GET" && request.method !== "HEAD") options.onCatalogueChange();
+      return payload;
+    });
+    await catalogue.register(placesOpsRoutes, { db });
+    await catalogue.register(packageTypesOpsRoutes, { db });
+    await catalogue.register(zonesOpsRoutes, { db });
+  });
   await ops.register(billingOpsRoutes, { db });
   await ops.register(tariffsOpsRoutes, { ...options.pricing, accountExists: exists });
   await ops.register(webhooksOpsRoutes, { ...options.webhooks, accountExists: exists });

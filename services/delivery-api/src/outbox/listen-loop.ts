@@ -1,7 +1,8 @@
 /**
  * A background loop woken by PostgreSQL NOTIFY on one channel, with polling as a fallback (a
  * lost LISTEN connection, a NOTIFY sent while it was busy). The outbox relays (delivery events,
- * fleet entries) run their passes in it.
+ * fleet entries) run their passes in it; the catalogue cache only listens (onListen, onLost,
+ * onNotification), its pass does nothing.
  */
 import type { Database } from "@dos/service-kit";
 import type { Logger } from "pino";
@@ -22,6 +23,12 @@ export interface ListenLoopOptions {
   logger: Logger;
   /** One pass of work; a failure is logged and the pass retried at the next wake-up. */
   pass(): Promise<unknown>;
+  /** Told each time LISTEN is in place (at start, and again after a lost connection). */
+  onListen?(): void;
+  /** Told when the LISTEN connection is lost or given back: notifications may be missed until onListen. */
+  onLost?(): void;
+  /** Told of each notification as it arrives, before the pass it wakes. */
+  onNotification?(): void;
 }
 
 export interface ListenLoop {
@@ -39,6 +46,7 @@ export function createListenLoop(options: ListenLoopOptions): ListenLoop {
   let wake: (() => void) | undefined;
 
   const signal = () => {
+    options.onNotification?.();
     signalled = true;
     wake?.();
   };
@@ -53,7 +61,10 @@ export function createListenLoop(options: ListenLoopOptions): ListenLoop {
     const giveBack = (error?: Error) => {
       if (released || !client) return;
       released = true;
-      if (listener === client) listener = undefined;
+      if (listener === client) {
+        listener = undefined;
+        options.onLost?.();
+      }
       client.release(error ?? true);
     };
     try {
@@ -67,6 +78,7 @@ export function createListenLoop(options: ListenLoopOptions): ListenLoop {
       await client.query(`LISTEN ${channel}`);
       listener = client;
       releaseListener = giveBack;
+      options.onListen?.();
     } catch (error) {
       logger.warn({ err: error, channel }, "cannot LISTEN; polling");
       giveBack(error as Error);
