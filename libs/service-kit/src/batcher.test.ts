@@ -249,3 +249,27 @@ test("drain sends a lingering batch at once and resolves when all is settled", a
   assert.equal(await result, 7);
   assert.equal(batcher.queued, 0);
 });
+
+test("quietMs: after a quiet spell an item goes at once; one following a recent batch lingers", async () => {
+  const batches: number[][] = [];
+  const batcher = createBatcher({
+    handle: async (items: number[]) => {
+      batches.push(items);
+      return items;
+    },
+    maxBatch: 10,
+    lingerMs: 60_000,
+    quietMs: 600_000,
+    onFailure: { policy: "reject" },
+  });
+  // No batch was ever taken: quiet. Would it linger, this await would outlast the test.
+  assert.equal(await batcher.add(1), 1);
+  // A batch was just taken: the next item waits for company.
+  const second = batcher.add(2);
+  for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(batches, [[1]], "the second item lingers");
+  const third = batcher.add(3);
+  await batcher.drain();
+  assert.deepEqual(await Promise.all([second, third]), [2, 3]);
+  assert.deepEqual(batches, [[1], [2, 3]]);
+});

@@ -43,6 +43,13 @@ export interface BatcherOptions<I, O> {
    * what arrives in the same turn of the event loop.
    */
   lingerMs?: number;
+  /**
+   * With `lingerMs`: once no batch was taken for this long, an item goes at the next turn
+   * instead of lingering. The lone items of a trickle then cost no timer (a wake-up each, for a
+   * batch that would stay alone anyway), while a burst, whose batches follow each other closely,
+   * still gathers. Unset: items always linger.
+   */
+  quietMs?: number;
   onFailure: FailurePolicy;
   /** Told of every item rejected by an error of its batch (log lines, metrics); not of `ItemRefused`. */
   onRejected?(error: unknown, items: number): void;
@@ -76,6 +83,8 @@ export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O
   const { maxBatch, onFailure, ownerOf, order } = options;
   const concurrency = options.concurrency ?? 1;
   const lingerMs = options.lingerMs ?? 0;
+  const quietMs = options.quietMs;
+  let lastTakenAt = Number.NEGATIVE_INFINITY;
   const stopping = new AbortController();
   let pending: Array<Pending<I, O>> = [];
   let inFlight = 0;
@@ -83,6 +92,7 @@ export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O
   // Set when the linger has run out: batches go until nothing waits.
   let due = false;
   let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  let timerIsImmediate = false;
   let idle: Array<() => void> = [];
 
   const take = (): Array<Pending<I, O>> => {
@@ -153,6 +163,7 @@ export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O
   const pump = () => {
     while (inFlight < concurrency && pending.length > 0 && (due || pending.length >= maxBatch)) {
       const batch = take();
+      if (quietMs !== undefined) lastTakenAt = performance.now();
       inFlight++;
       inFlightItems += batch.length;
       void run(batch).finally(() => {
@@ -176,10 +187,12 @@ export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O
     pump();
   };
   const arm = () => {
-    timer = lingerMs === 0 ? setImmediate(fire) : setTimeout(fire, lingerMs);
+    timerIsImmediate =
+      lingerMs === 0 || (quietMs !== undefined && performance.now() - lastTakenAt >= quietMs && inFlight === 0);
+    timer = timerIsImmediate ? setImmediate(fire) : setTimeout(fire, lingerMs);
   };
   const disarm = () => {
-    if (lingerMs === 0) clearImmediate(timer as NodeJS.Immediate);
+    if (timerIsImmediate) clearImmediate(timer as NodeJS.Immediate);
     else clearTimeout(timer as NodeJS.Timeout);
     timer = undefined;
   };

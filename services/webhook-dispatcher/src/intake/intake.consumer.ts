@@ -42,6 +42,12 @@ const MAX_BATCH = 500;
  * few at a time. Each webhook waits this much more, once.
  */
 const ROUTE_LINGER_MS = 2;
+/**
+ * ...but only within a burst: an event arriving after this long without a routing goes at once.
+ * A steady trickle (one publish every few milliseconds) gains nothing by waiting, and each wait
+ * is a timer and a wake-up more per event.
+ */
+const ROUTE_QUIET_MS = 5;
 const ROUTE_RETRY_MS = 1000;
 
 export interface Intake {
@@ -79,6 +85,7 @@ export function createIntake(options: {
   const batches = createBatcher<{ msg: JsMsg; partition: number }, void>({
     maxBatch: MAX_BATCH,
     lingerMs: ROUTE_LINGER_MS,
+    quietMs: ROUTE_QUIET_MS,
     // handle() catches its own failures (below): the policy is the dispatcher's, never used.
     onFailure: retryUntilStopped(logger, "delivery events"),
     handle: async (batch) => {
