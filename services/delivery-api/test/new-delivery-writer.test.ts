@@ -1,13 +1,13 @@
 /**
- * The group commit's writer against real PostgreSQL: a delivery written again under its own id
- * (a batch that committed but whose answer was lost, then retried alone) is answered as
- * written, once, while a create the database refuses still fails; only committed deliveries are
+ * The group commit's writer against real PostgreSQL: the statement gives each delivery its id and
+ * creation time and puts them into the stored event as into the answer; a delivery written again
+ * (a batch that committed but whose answer was lost, then retried alone) is answered as first
+ * stored, once, while a create the database refuses still fails; only committed deliveries are
  * handed on for their first event to be published.
  */
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { natsNames } from "@dos/contracts";
-import { sql } from "kysely";
+import { formatTimestamp, natsNames } from "@dos/contracts";
 import type { DeliveryDraft } from "../src/deliveries/delivery-draft.ts";
 import { type DeliveriesDeps, newDelivery } from "../src/deliveries/delivery-writes.ts";
 import { createNewDeliveryWriter } from "../src/deliveries/new-delivery-writer.ts";
@@ -65,49 +65,82 @@ const draft: DeliveryDraft = {
 };
 const price = { price_cents: 700, price_tariff_id: 1, price_lines: "[]" };
 
-async function prepared(accountId: number) {
-  const { rows } = await sql<{ id: number }>`select nextval('deliveries_id_seq') as id`.execute(api.db);
+function prepared(accountId: number) {
   const deps = { names: natsNames(api.config.NATS_NAMESPACE), trackingBaseUrl: "http://x/track" } as DeliveriesDeps;
-  return newDelivery(deps, accountId, draft, price, { id: Number(rows[0]?.id), createdAt: new Date() });
+  return newDelivery(deps, accountId, draft, price);
 }
 
-test("a delivery written again under its own id is answered as written, and stored once", async () => {
+test("the written delivery's id and creation time are in its answer and its stored event alike", async () => {
   const writer = createNewDeliveryWriter(api.db, api.pool);
-  const created = await prepared(account.accountId);
-  await writer.write(created);
-  await writer.write(created);
-  const count = (table: "deliveries" | "outbox") =>
-    api.db
-      .selectFrom(table)
-      .select((eb) => eb.fn.countAll<string>().as("n"))
-      .where(table === "deliveries" ? "id" : "delivery_id", "=", created.delivery.id)
+  const first = prepared(account.accountId);
+  const second = prepared(account.accountId);
+  await Promise.all([writer.write(first), writer.write(second)]);
+  assert.ok(first.stamp && second.stamp);
+  assert.ok(second.delivery.id > first.delivery.id, "ids in the order given");
+  for (const written of [first, second]) {
+    const stored = await api.db
+      .selectFrom("outbox as o")
+      .innerJoin("deliveries as d", "d.id", "o.delivery_id")
+      .select(["o.event", "o.subject", "d.id", "d.created_at"])
+      .where("o.id", "=", written.event.id)
       .executeTakeFirstOrThrow();
-  assert.equal(Number((await count("deliveries")).n), 1);
-  assert.equal(Number((await count("outbox")).n), 1);
+    assert.equal(stored.id, written.delivery.id);
+    assert.equal(formatTimestamp(stored.created_at), written.delivery.created_at);
+    assert.equal(stored.event, written.eventText, "the stored event is the text published, byte for byte");
+    assert.equal(stored.subject, written.event.subject);
+    const event = JSON.parse(written.eventText);
+    assert.equal(event.delivery_id, written.delivery.id);
+    assert.deepEqual(event.payload.delivery, written.delivery, "the event carries the delivery answered");
+    assert.ok(!written.eventText.includes("\\u0000"), "no placeholder is left");
+  }
 });
+
+test("a delivery written again (its first answer lost) is answered as first stored, and stored once", async () => {
+  const writer = createNewDeliveryWriter(api.db, api.pool);
+  const created = prepared(account.accountId);
+  // The same create as the writer holds it when its batch failed after committing: unwritten.
+  const retried = structuredClone(created);
+  const before = await deliveriesOfAccount();
+  await writer.write(created);
+  await writer.write(retried);
+  assert.equal(retried.delivery.id, created.delivery.id);
+  assert.equal(retried.delivery.created_at, created.delivery.created_at);
+  assert.equal(retried.eventText, created.eventText);
+  assert.equal(await deliveriesOfAccount(), before + 1);
+});
+
+async function deliveriesOfAccount(): Promise<number> {
+  const row = await api.db
+    .selectFrom("deliveries")
+    .select((eb) => eb.fn.countAll<string>().as("n"))
+    .where("account_id", "=", account.accountId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
 
 test("in a batch, a create the database refuses fails alone; the others are stored, and only theirs are announced", async () => {
   const announced: number[] = [];
   const writer = createNewDeliveryWriter(api.db, api.pool, (writes) => {
-    for (const write of writes) announced.push(write.rows.delivery.id);
+    for (const write of writes) announced.push(write.delivery.id);
   });
-  const good = await prepared(account.accountId);
-  const refused = await prepared(999_999_999); // no such account: a foreign key violation
-  const alsoGood = await prepared(account.accountId);
+  const good = prepared(account.accountId);
+  const refused = prepared(999_999_999); // no such account: a foreign key violation
+  const alsoGood = prepared(account.accountId);
   const outcomes = await Promise.allSettled([good, refused, alsoGood].map((d) => writer.write(d)));
   assert.deepEqual(
     outcomes.map((o) => o.status),
     ["fulfilled", "rejected", "fulfilled"],
   );
+  assert.equal(refused.stamp, null, "the refused create got no id");
   const stored = await api.db
     .selectFrom("deliveries")
     .select("id")
-    .where("id", "in", [good.delivery.id, refused.delivery.id, alsoGood.delivery.id])
+    .where("id", "in", [good.delivery.id, alsoGood.delivery.id])
     .orderBy("id")
     .execute();
   assert.deepEqual(
     stored.map((row) => row.id),
-    [good.delivery.id, alsoGood.delivery.id],
+    [good.delivery.id, alsoGood.delivery.id].toSorted((a, b) => a - b),
   );
   // What is announced is published at once: never an event whose delivery was not stored.
   assert.deepEqual(

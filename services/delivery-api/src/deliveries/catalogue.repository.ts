@@ -2,8 +2,7 @@
  * What the delivery rules read from the account's catalogue: its default place and the saved
  * addresses, package types and zones a body names. Concurrent requests share one query (see
  * batcher.ts): one row per request, each scoped to its own account. What the catalogue cache
- * (catalogue-cache.ts) holds is not read again: such a create only takes its new id and creation
- * time, in a statement concurrent creates share too.
+ * (catalogue-cache.ts) holds is not read again: such a create reads nothing before it is priced.
  */
 import { createBatcher, type Pool, runNamed } from "@dos/service-kit";
 import { type Kysely, sql } from "kysely";
@@ -13,27 +12,15 @@ import type { PlaceData } from "./delivery-draft.ts";
 import type { BodyReferences, CatalogueType } from "./rule-context.ts";
 
 export interface Catalogue {
-  /** The id and creation time of the delivery a create or redelivery is about to write. */
-  stamp: NewDeliveryStamp | null;
   defaultPlace: PlaceData | null;
   savedAddresses: Map<number, PlaceData>;
   packageTypes: Map<number, CatalogueType>;
   zones: Map<string, { latitude: number; longitude: number }>;
 }
 
-export interface NewDeliveryStamp {
-  id: number;
-  createdAt: Date;
-}
-
 export interface CatalogueRequest {
   accountId: number;
   refs: BodyReferences;
-  /**
-   * Also take the id and creation time (to the millisecond the API shows) of a new delivery, so
-   * that it can be written in one statement without being read back.
-   */
-  stamp: boolean;
 }
 
 export interface CatalogueLoader {
@@ -48,32 +35,16 @@ export function createCatalogueLoader(db: Kysely<DB>, pool: Pool, cache?: Catalo
     // A request the catalogue query cannot serve fails alone, not the requests batched with it.
     onFailure: { policy: "isolate" },
   });
-  const stamps = createBatcher({
-    handle: (requests: unknown[]) => newDeliveryStamps(db, pool, requests.length),
-    maxBatch: 100,
-    concurrency: 4,
-    onFailure: { policy: "reject" },
-  });
   return {
     async load(request) {
       const cached = cache?.lookup(request.accountId, request.refs);
-      if (cached) return { ...cached, stamp: request.stamp ? await stamps.add(null) : null };
+      if (cached) return cached;
       const mark = cache?.mark() ?? 0;
       const catalogue = await batcher.add(request);
       cache?.store(request.accountId, catalogue, mark);
       return catalogue;
     },
   };
-}
-
-/** The ids and creation time of `count` new deliveries, ids in order. */
-async function newDeliveryStamps(db: Kysely<DB>, pool: Pool, count: number): Promise<NewDeliveryStamp[]> {
-  const query = sql<{ new_id: number; created_at: Date }>`
-    select nextval('deliveries_id_seq') as new_id, date_trunc('milliseconds', now()) as created_at
-    from generate_series(1, ${count}::integer) as ord order by ord
-  `;
-  const rows = await runNamed(db, pool, "new_delivery_stamps", query);
-  return rows.map((row) => ({ id: row.new_id, createdAt: row.created_at }));
 }
 
 type PlaceRow = PlaceData & { id: number };
@@ -90,23 +61,18 @@ async function loadCatalogues(db: Kysely<DB>, pool: Pool, requests: CatalogueReq
   const input = requests.map((request, ord) => ({
     ord,
     account_id: request.accountId,
-    stamp: request.stamp,
     saved_ids: request.refs.savedAddressIds,
     type_ids: request.refs.packageTypeIds,
     // As a text parameter would be: a lone surrogate cannot travel in JSON, U+FFFD can.
     postal_codes: request.refs.postalCodes.map((code) => code.toWellFormed()),
   }));
   const query = sql<{
-    new_id: number | null;
-    created_at: Date;
     default_place: PlaceData | null;
     saved: PlaceRow[];
     types: TypeRow[];
     zones: ZoneRow[];
   }>`
     select
-      case when r.stamp then nextval('deliveries_id_seq') end as new_id,
-      date_trunc('milliseconds', now()) as created_at,
       (select to_jsonb(p) from (select ${PLACE_FIELDS} from places
         where account_id = r.account_id and kind = 'default') p) as default_place,
       (select coalesce(jsonb_agg(p), '[]') from (select id, ${PLACE_FIELDS} from places
@@ -118,14 +84,13 @@ async function loadCatalogues(db: Kysely<DB>, pool: Pool, requests: CatalogueReq
       (select coalesce(jsonb_agg(z), '[]') from (select postal_code, latitude, longitude from delivery_zones
         where account_id = r.account_id
         and postal_code in (select jsonb_array_elements_text(r.postal_codes))) z) as zones
-    from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as r(ord integer, account_id bigint, stamp boolean,
+    from jsonb_to_recordset(${JSON.stringify(input)}::jsonb) as r(ord integer, account_id bigint,
       saved_ids jsonb, type_ids jsonb, postal_codes jsonb)
     order by r.ord
   `;
   const rows = await runNamed(db, pool, "delivery_catalogues", query);
   if (rows.length !== requests.length) throw new Error("catalogue query lost a request");
   return rows.map((row) => ({
-    stamp: row.new_id === null ? null : { id: row.new_id, createdAt: row.created_at },
     defaultPlace: row.default_place,
     savedAddresses: new Map(row.saved.map(({ id, ...place }) => [Number(id), place])),
     packageTypes: new Map(

@@ -52,7 +52,6 @@ import {
   type DeliveriesDeps,
   type NewDelivery,
   newDelivery,
-  newDeliveryContext,
   type PriceColumns,
   priceOf,
   recordEvent,
@@ -74,10 +73,10 @@ export function createDeliveriesService(deps: DeliveriesDeps) {
   /** A create body validated, priced and turned into the rows to write. */
   async function prepareCreate(account: ClientAccount, input: DeliveryCreateInput): Promise<NewDelivery> {
     const now = clock();
-    const { ctx, stamp } = await newDeliveryContext(deps, account, referencesOf(input, { packages: true }), now);
+    const ctx = await ruleContext(deps, account, referencesOf(input, { packages: true }), now);
     const draft = buildCreateDraft(input, ctx);
     const price = await priceOf(deps, account.id, draft, now);
-    return newDelivery(deps, account.id, draft, price, stamp);
+    return newDelivery(deps, account.id, draft, price);
   }
 
   return {

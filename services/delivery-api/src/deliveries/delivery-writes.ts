@@ -15,8 +15,13 @@ import {
 import type { Kysely } from "kysely";
 import type { ClientAccount } from "../auth/client-account.ts";
 import type { DB, Db } from "../db/database.ts";
-import { appendDeliveryEvent, deliveryEvent } from "../outbox/outbox.repository.ts";
-import type { CatalogueLoader, NewDeliveryStamp } from "./catalogue.repository.ts";
+import {
+  appendDeliveryEvent,
+  deliveryEvent,
+  NEW_DELIVERY_CREATED_AT,
+  NEW_DELIVERY_ID,
+} from "../outbox/outbox.repository.ts";
+import type { CatalogueLoader } from "./catalogue.repository.ts";
 import { deliveryValues, packageValues, presentDelivery, taskValues } from "./deliveries.mappers.ts";
 import { clientTasks, type DeliveryDraft, type StoredDelivery } from "./delivery-draft.ts";
 import type { NewDeliveryRows, NewDeliveryWrite } from "./new-deliveries.repository.ts";
@@ -55,20 +60,8 @@ export async function ruleContext(
   refs: BodyReferences,
   now: Date,
 ): Promise<RuleContext> {
-  const { stamp: _, ...catalogue } = await deps.catalogues.load({ accountId: account.id, refs, stamp: false });
+  const catalogue = await deps.catalogues.load({ accountId: account.id, refs });
   return { now, account, ...catalogue };
-}
-
-/** The rule context of a body that makes a new delivery, with that delivery's id and creation time. */
-export async function newDeliveryContext(
-  deps: DeliveriesDeps,
-  account: ClientAccount,
-  refs: BodyReferences,
-  now: Date,
-): Promise<{ ctx: RuleContext; stamp: NewDeliveryStamp }> {
-  const { stamp, ...catalogue } = await deps.catalogues.load({ accountId: account.id, refs, stamp: true });
-  if (!stamp) throw new Error("the catalogue query gave no new delivery id");
-  return { ctx: { now, account, ...catalogue }, stamp };
 }
 
 /** The price columns of a draft, quoted by the pricing service (503 when it does not answer). */
@@ -89,23 +82,22 @@ export async function priceOf(deps: DeliveriesDeps, accountId: number, draft: De
 export type PriceColumns = Awaited<ReturnType<typeof priceOf>>;
 
 /** A new delivery (create or redelivery) as it will be written, answered and announced. */
-export interface NewDelivery extends NewDeliveryWrite {
-  delivery: Delivery;
-}
+export type NewDelivery = NewDeliveryWrite;
 
-/** The rows, v2 representation and `delivery.created` event of a new delivery; nothing is written yet. */
+/**
+ * The rows, v2 representation and `delivery.created` event of a new delivery; nothing is written
+ * yet, and its id and creation time are placeholders the statement that writes it fills in
+ * (new-deliveries.repository.ts).
+ */
 export function newDelivery(
   deps: DeliveriesDeps,
   accountId: number,
   draft: DeliveryDraft,
   price: PriceColumns,
-  stamp: NewDeliveryStamp,
   originalDeliveryId: number | null = null,
 ): NewDelivery {
-  const id = stamp.id;
   const rows: NewDeliveryRows = {
     delivery: {
-      id,
       account_id: accountId,
       status: "saved",
       ...deliveryValues(draft),
@@ -113,11 +105,9 @@ export function newDelivery(
       original_delivery_id: originalDeliveryId,
       redelivery_id: null,
       event_sequence: 1,
-      created_at: stamp.createdAt,
     },
     tasks: [draft.pickup, draft.dropoff].map((task) => ({
       ...taskValues(task),
-      delivery_id: id,
       tracking_token: trackingToken(),
       started_at: null,
       eta: null,
@@ -129,11 +119,16 @@ export function newDelivery(
       completion_pictures: [],
       completion_text: null,
     })),
-    packages: packageValues(draft.packages).map((p, position) => ({ ...p, delivery_id: id, position })),
+    packages: packageValues(draft.packages).map((p, position) => ({ ...p, position })),
   };
-  const delivery = presentDelivery(rows, deps.trackingBaseUrl);
+  const delivery = presentDelivery(
+    { ...rows, delivery: { ...rows.delivery, id: 0, created_at: new Date(0) } },
+    deps.trackingBaseUrl,
+  );
+  // The fields keep their place in the representation; their values are the statement's.
+  Object.assign(delivery, { id: NEW_DELIVERY_ID, created_at: NEW_DELIVERY_CREATED_AT });
   const event = deliveryEvent(deps.names, { type: "delivery.created", accountId, delivery }, 1);
-  return { rows, event, eventText: JSON.stringify(event.envelope), delivery };
+  return { rows, delivery, event, eventText: JSON.stringify(event.envelope), stamp: null };
 }
 
 /**

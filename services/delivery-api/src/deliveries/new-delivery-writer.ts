@@ -7,8 +7,8 @@
  * fails only its own request.
  *
  * A batch can also fail after it committed (the connection lost before the answer): written
- * again alone, each create then meets its own id, which only it could have taken, already
- * stored; that create did commit, and is answered so.
+ * again alone, each create then meets its own event id and tracking tokens, random and its alone,
+ * already stored; that create did commit, and is answered as stored.
  *
  * Once a batch committed, its first events go to `committed` (the relay publishes them at once).
  */
@@ -16,7 +16,7 @@
 import { createBatcher, isUniqueViolation, type Pool } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
-import { deliveryExists, insertNewDeliveriesAlone, type NewDeliveryWrite } from "./new-deliveries.repository.ts";
+import { insertNewDeliveriesAlone, type NewDeliveryWrite, settleIfStored } from "./new-deliveries.repository.ts";
 
 export interface NewDeliveryWriter {
   /** Resolves once the delivery and its event are committed; rejects with the database's error. */
@@ -35,7 +35,7 @@ export function createNewDeliveryWriter(
       } catch (error) {
         const [only] = deliveries;
         if (!only || deliveries.length > 1 || !isUniqueViolation(error)) throw error;
-        if (!(await deliveryExists(db, only.rows.delivery.id))) throw error;
+        if (!(await settleIfStored(db, only))) throw error;
       }
       committed(deliveries);
       return new Array(deliveries.length);

@@ -15,9 +15,9 @@ import {
   type DeliveriesDeps,
   type NewDelivery,
   newDelivery,
-  newDeliveryContext,
   priceOf,
   recordEvent,
+  ruleContext,
 } from "./delivery-writes.ts";
 import { insertNewDeliveries } from "./new-deliveries.repository.ts";
 import { referencesOf } from "./rule-context.ts";
@@ -49,10 +49,10 @@ export function createRedeliveryService(deps: DeliveriesDeps) {
           if (!stored) throw deliveryNotFound(originalId);
           checkRedeliverable(originalId, stored.delivery);
           const refs = referencesOf(patch, { packages: false });
-          const { ctx, stamp } = await newDeliveryContext(deps, account, refs, now);
+          const ctx = await ruleContext(deps, account, refs, now);
           const { draft } = mergeDraft(draftFromStored(stored), patch, ctx, "redelivery");
           const price = await priceOf(deps, account.id, draft, now);
-          return newDelivery(deps, account.id, draft, price, stamp, originalId);
+          return newDelivery(deps, account.id, draft, price, originalId);
         },
         async (trx, redelivery) => {
           // Checked again under the lock: two concurrent redeliveries of one delivery make one.

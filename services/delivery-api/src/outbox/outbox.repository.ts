@@ -19,6 +19,16 @@ export interface NewDeliveryEvent {
   previousStatus?: string;
 }
 
+/**
+ * A new delivery's id and creation time are taken by the statement that writes it
+ * (new-deliveries.repository.ts), after its first event was built: until then its representation,
+ * subject and event text hold these placeholders. In the event's JSON text they read as a NUL
+ * character escaped (`"\u0000..."`), which no stored text can hold (PostgreSQL refuses NUL in
+ * text, and so does the client API): they cannot be mistaken for a client's text.
+ */
+export const NEW_DELIVERY_ID = "\u0000new-delivery-id";
+export const NEW_DELIVERY_CREATED_AT = "\u0000new-delivery-created-at";
+
 /** An event as the outbox stores and the relay publishes it, with its id and subject. */
 export interface OutboxEvent {
   id: string;
