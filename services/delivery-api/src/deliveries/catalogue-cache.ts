@@ -1,8 +1,9 @@
 /**
  * What creates read of each account's catalogue (its default place, and the saved addresses,
  * package types and zones bodies name), kept in memory per replica, so that a create whose
- * entries are known costs PostgreSQL no catalogue read (about 0.25 ms of its CPU, a quarter of
- * what PostgreSQL spends per create at a steady rate), only the new delivery's id.
+ * entries are known reads nothing before it is priced: no round trip, and none of the 0.25 ms of
+ * PostgreSQL CPU a catalogue read alone costs (a quarter of PostgreSQL's CPU per create at a
+ * steady rate).
  *
  * Freshness: every change to places, zones or package types notifies `delivery_catalogue` (a
  * trigger, migrations/0006), and the notification empties the cache of every replica; the
