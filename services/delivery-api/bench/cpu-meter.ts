@@ -46,6 +46,12 @@ export function processWakeUps(pid: number): number {
 }
 
 export function createCpuMeter(pool: pg.Pool, parties: MeteredParties) {
+  // A backend that ends between two samples (the pool closes idle connections after 30 s) takes
+  // its CPU time with it: its last reading stays counted, so that what it spent is never
+  // subtracted from the figures.
+  const backendsSeen = new Map<number, { cpu: number; wakeUps: number }>();
+  // A pid used again by a new backend: what the old one spent is kept here.
+  const retired = { cpu: 0, wakeUps: 0 };
   const pids = async () => {
     // The backend answering this query is left out: it is the meter's, not the system's.
     const { rows } = await pool.query<{ pid: number }>(
@@ -54,20 +60,37 @@ export function createCpuMeter(pool: pg.Pool, parties: MeteredParties) {
     );
     return rows.map((row) => row.pid);
   };
-  const measure = (read: (pid: number) => number, backends: number[]): CpuSample => ({
+  const measure = (read: (pid: number) => number, postgres: number): CpuSample => ({
     api: read(process.pid),
     pricing: read(parties.pricingPid),
     dispatcher: read(parties.dispatcherPid),
     nats: parties.natsPid === null ? 0 : read(parties.natsPid),
-    postgres: backends.reduce((sum, pid) => sum + read(pid), 0),
+    postgres,
   });
   return async function sample(): Promise<{ cpu: CpuSample; wakeUps: CpuSample }> {
-    const backends = await pids();
+    for (const pid of await pids()) {
+      const cpu = processCpuMs(pid);
+      const wakeUps = processWakeUps(pid);
+      const known = backendsSeen.get(pid);
+      // Nothing read: it ended between the listing and the reading, and its last reading stands.
+      if (known && cpu === 0 && wakeUps === 0) continue;
+      if (known && (cpu < known.cpu || wakeUps < known.wakeUps)) {
+        retired.cpu += known.cpu;
+        retired.wakeUps += known.wakeUps;
+      }
+      backendsSeen.set(pid, { cpu, wakeUps });
+    }
+    let postgresCpu = retired.cpu;
+    let postgresWakeUps = retired.wakeUps;
+    for (const seen of backendsSeen.values()) {
+      postgresCpu += seen.cpu;
+      postgresWakeUps += seen.wakeUps;
+    }
     const usage = process.cpuUsage();
-    const cpu = measure(processCpuMs, backends);
+    const cpu = measure(processCpuMs, postgresCpu);
     // This process's own figure from getrusage: finer than /proc's 10 ms ticks.
     cpu.api = (usage.user + usage.system) / 1000;
-    return { cpu, wakeUps: measure(processWakeUps, backends) };
+    return { cpu, wakeUps: measure(processWakeUps, postgresWakeUps) };
   };
 }
 

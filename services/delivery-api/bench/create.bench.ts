@@ -96,11 +96,12 @@ if (override.statusCode !== 200) throw new Error(`rate limit override refused: $
 await api.start();
 const apiDatabase = new URL(api.config.DATABASE_URL).pathname.slice(1);
 const natsPid = ownNats?.pid ?? natsServerPid(api.config.NATS_URL);
+const databases = [apiDatabase, pricing.database, dispatcher.database];
 const sampleCpu = createCpuMeter(api.pool, {
   pricingPid: pricing.pid,
   dispatcherPid: dispatcher.pid,
   natsPid,
-  databases: [apiDatabase, pricing.database, dispatcher.database],
+  databases,
 });
 const apiUrl = await api.app.listen({ host: "127.0.0.1", port: 0 });
 
@@ -179,9 +180,24 @@ async function settled(): Promise<number> {
   return (performance.now() - started) / 1000;
 }
 
+/**
+ * What the system did so far, counted exactly: PostgreSQL transactions in the three services'
+ * databases (each statement outside a transaction is one) and, on the benchmark's own NATS
+ * server, messages in and out.
+ */
+async function workCounts() {
+  const { rows } = await api.pool.query<{ transactions: string }>(
+    "select sum(xact_commit + xact_rollback) as transactions from pg_stat_database where datname = any($1)",
+    [databases],
+  );
+  const messages = ownNats ? await ownNats.messages() : null;
+  return { transactions: Number(rows[0]?.transactions ?? 0), messages };
+}
+
 /** A run of creates, with the CPU each process spent on them until the system settled. */
 async function measuredCreates(name: string, extra: Partial<LoadJob>): Promise<[LoadResult, number]> {
   const before = await sampleCpu();
+  const countsBefore = await workCounts();
   const result = await load(job(`${apiUrl}/api/v2/deliveries`, extra));
   const settleSeconds = await settled();
   const after = await sampleCpu();
@@ -190,6 +206,17 @@ async function measuredCreates(name: string, extra: Partial<LoadJob>): Promise<[
     `${column("")}CPU ms/create: ${cpuPerRequest(before.cpu, after.cpu, result.requests)} (settled ${settleSeconds.toFixed(1)} s after the load)`,
   );
   console.log(`${column("")}wake-ups/create: ${cpuPerRequest(before.wakeUps, after.wakeUps, result.requests)}`);
+  // PostgreSQL's backends report their counts within a second of going idle.
+  await setTimeout(1200);
+  const countsAfter = await workCounts();
+  const per = (before: number, after: number) => ((after - before) / result.requests).toFixed(2);
+  const nats =
+    countsBefore.messages && countsAfter.messages
+      ? `, NATS messages in ${per(countsBefore.messages.in, countsAfter.messages.in)} out ${per(countsBefore.messages.out, countsAfter.messages.out)}`
+      : "";
+  console.log(
+    `${column("")}per create: PostgreSQL transactions ${per(countsBefore.transactions, countsAfter.transactions)}${nats}`,
+  );
   return [result, totalPerUnit(before.cpu, after.cpu, result.requests)];
 }
 

@@ -15,6 +15,8 @@ import { setTimeout } from "node:timers/promises";
 export interface OwnNats {
   url: string;
   pid: number;
+  /** Messages the server received and sent so far (its monitoring endpoint, /varz). */
+  messages(): Promise<{ in: number; out: number }>;
   stop(): Promise<void>;
 }
 
@@ -24,10 +26,10 @@ export async function startOwnNats(): Promise<OwnNats | null> {
   const binary = BINARIES.find((file) => existsSync(file));
   if (!binary) return null;
   const port = await sparePort();
+  const monitor = await sparePort();
   const store = mkdtempSync(path.join(tmpdir(), "dos-bench-nats-"));
-  const child: ChildProcess = spawn(binary, ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", store], {
-    stdio: "ignore",
-  });
+  const args = ["-a", "127.0.0.1", "-p", String(port), "-m", String(monitor), "-js", "-sd", store];
+  const child: ChildProcess = spawn(binary, args, { stdio: "ignore" });
   const deadline = Date.now() + 15_000;
   while (!(await answers(port))) {
     if (child.exitCode !== null || Date.now() > deadline) {
@@ -40,6 +42,13 @@ export async function startOwnNats(): Promise<OwnNats | null> {
   return {
     url: `nats://127.0.0.1:${port}`,
     pid: child.pid ?? 0,
+    async messages() {
+      const varz = (await (await fetch(`http://127.0.0.1:${monitor}/varz`)).json()) as {
+        in_msgs: number;
+        out_msgs: number;
+      };
+      return { in: varz.in_msgs, out: varz.out_msgs };
+    },
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         child.kill("SIGTERM");
