@@ -40,6 +40,7 @@ import type { DB } from "../db/database.ts";
 import { createListenLoop } from "./listen-loop.ts";
 import {
   markPublished,
+  markPublishedAlone,
   OUTBOX_CHANNEL,
   type OutboxRow,
   relayHasWork,
@@ -101,7 +102,7 @@ export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   // A failed mark only costs a duplicate publish later (dropped by the stream), so it is not retried.
   const marks = createBatcher<string, undefined>({
     handle: async (ids) => {
-      await markPublished(db, ids);
+      await markPublishedAlone(db, options.pool, ids);
       return new Array(ids.length);
     },
     maxBatch: 1000,

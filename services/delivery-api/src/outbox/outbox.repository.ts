@@ -5,9 +5,9 @@
 import { randomUUID } from "node:crypto";
 import type { Delivery, DeliveryEvent, DeliveryEventType, NatsNames } from "@dos/contracts";
 import { formatTimestamp } from "@dos/contracts";
-import { traceparentOf } from "@dos/service-kit";
-import { sql } from "kysely";
-import type { Db } from "../db/database.ts";
+import { type Pool, runNamed, traceparentOf } from "@dos/service-kit";
+import { type Kysely, sql } from "kysely";
+import type { DB, Db } from "../db/database.ts";
 
 /** The channel the relay LISTENs on; a commit with new outbox rows notifies it. */
 export const OUTBOX_CHANNEL = "delivery_outbox";
@@ -152,9 +152,18 @@ export async function outboxBacklog(db: Db): Promise<{ backlog: number; oldestAg
   return { backlog: rows[0]?.backlog ?? 0, oldestAgeSeconds: Math.max(0, rows[0]?.age ?? 0) };
 }
 
+/** The ids as one array parameter: one statement text whatever their number (a list would be planned anew each time). */
+const markStatement = (ids: string[]) => sql`update outbox set published_at = now() where id = any(${ids}::uuid[])`;
+
 export async function markPublished(db: Db, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable("outbox").set({ published_at: sql`now()` }).where("id", "in", ids).execute();
+  await markStatement(ids).execute(db);
+}
+
+/** The same on its own, prepared: the relay marks the first events it published, a batch every 50 ms. */
+export async function markPublishedAlone(db: Kysely<DB>, pool: Pool, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await runNamed(db, pool, "mark_outbox_published", markStatement(ids));
 }
 
 /**
