@@ -12,6 +12,7 @@ import { after, before, describe, test } from "node:test";
 import { waitFor } from "@dos/service-kit/testing";
 import { call, clientHeaders, outboundDelivery, type SeededAccount, seedAccounts } from "../../../e2e/src/client.ts";
 import { GEO_OPS_TOKEN, operator } from "../../../e2e/src/operator.ts";
+import { killService, restartService } from "../../../e2e/src/system.ts";
 import { registerReceiver, startWebhookReceiver, type WebhookReceiver } from "../../../e2e/src/webhook-receiver.ts";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
 import { Browser } from "./http-browser.ts";
@@ -237,6 +238,28 @@ describe("the System reading", () => {
       process.kill(pricing.child.pid, "SIGCONT");
     }
     await newReading(browser, Date.now(), (view) => service(view, "pricing")?.state === "ready");
+  });
+
+  test("delivery-api down: the page still reads, its session vouched for by the console, and shows it", async () => {
+    const { browser } = await signedInStaff(bed, "read_only");
+    const api = bed.system.services.find((s) => s.spec.name === "delivery-api");
+    assert.ok(api);
+    await killService(bed.system, "delivery-api");
+    try {
+      const down = await newReading(browser, Date.now(), (view) => service(view, "delivery-api")?.state !== "ready");
+      assert.deepEqual(service(down, "delivery-api"), {
+        name: "delivery-api",
+        state: "not_answering",
+        replicas: [{ address: new URL(api.url).host, state: "not_answering", problems: ["connection refused"] }],
+        problems: [],
+      });
+      assert.equal(service(down, "geo-ingest")?.state, "ready");
+      // A stranger still finds nothing.
+      assert.equal((await new Browser(bed.url).call("GET", "/api/staff/system")).status, 404);
+    } finally {
+      await restartService(bed.system, "delivery-api");
+    }
+    await newReading(browser, Date.now(), (view) => service(view, "delivery-api")?.state === "ready");
   });
 });
 
