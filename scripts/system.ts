@@ -39,6 +39,11 @@ export const SERVICES: ServiceSpec[] = [
       CONSOLE_OPS_TOKEN: env.API_OPS_TOKEN ?? "",
       // Local runs and tests are plain http: the cookies cannot be Secure there.
       CONSOLE_INSECURE_HTTP_FOR_LOCAL_DEV: "true",
+      // The System page reads each service's /readyz and /metrics on its own port.
+      CONSOLE_SYSTEM_DELIVERY_API_URL: `http://127.0.0.1:${basePort}`,
+      CONSOLE_SYSTEM_GEO_INGEST_URL: `http://127.0.0.1:${basePort + 1}`,
+      CONSOLE_SYSTEM_PRICING_URL: `http://127.0.0.1:${basePort + 2}`,
+      CONSOLE_SYSTEM_WEBHOOK_DISPATCHER_URL: `http://127.0.0.1:${basePort + 3}`,
     }),
   },
 ];

@@ -319,6 +319,50 @@ for (const overlay of overlays) {
       }
     });
 
+    test("the console's System page reads every replica of each service: headless Services it may reach", () => {
+      const config = configMap("console");
+      const variables: Record<string, string> = {
+        "delivery-api": "CONSOLE_SYSTEM_DELIVERY_API_URL",
+        "geo-ingest": "CONSOLE_SYSTEM_GEO_INGEST_URL",
+        pricing: "CONSOLE_SYSTEM_PRICING_URL",
+        "webhook-dispatcher": "CONSOLE_SYSTEM_WEBHOOK_DISPATCHER_URL",
+      };
+      const consolePolicy = of(objects, "NetworkPolicy").find((p) => p.metadata.name === "console");
+      for (const [name, variable] of Object.entries(variables)) {
+        const url = new URL(config.data[variable]);
+        const deployment = deployments.find((d) => d.metadata.name === name);
+        const port = deployment.spec.template.spec.containers[0].ports.find(
+          (p: Any) => p.name === "http",
+        ).containerPort;
+        // The port the pods listen on: a headless Service's DNS answers are the pods' own addresses.
+        assert.equal(Number(url.port), port, `${variable}: the pods' http port`);
+        const headless = of(objects, "Service").find((s) => s.metadata.name === url.hostname);
+        assert.ok(headless, `${variable}: Service ${url.hostname}`);
+        assert.equal(headless.spec.clusterIP, "None", `${url.hostname} is headless: one address per pod`);
+        assert.equal(headless.spec.publishNotReadyAddresses, true, `${url.hostname}: a pod not ready is read too`);
+        assert.ok(
+          selects(headless.spec.selector, deployment.spec.template.metadata.labels),
+          `${url.hostname}: its pods`,
+        );
+        const consoleLabels = { "app.kubernetes.io/name": "console", "app.kubernetes.io/component": "server" };
+        const egress = consolePolicy.spec.egress.some(
+          (rule: Any) =>
+            rule.to.some(
+              (peer: Any) =>
+                peer.podSelector && selects(peer.podSelector.matchLabels, deployment.spec.template.metadata.labels),
+            ) && rule.ports.some((p: Any) => p.port === port),
+        );
+        assert.ok(egress, `the console may reach ${name}:${port}`);
+        const policy = of(objects, "NetworkPolicy").find((p) => p.metadata.name === name);
+        const ingress = policy.spec.ingress.some(
+          (rule: Any) =>
+            rule.from.some((peer: Any) => peer.podSelector && selects(peer.podSelector.matchLabels, consoleLabels)) &&
+            rule.ports.some((p: Any) => p.port === port),
+        );
+        assert.ok(ingress, `${name} admits the console on ${port}`);
+      }
+    });
+
     test("the operator API's port is served by a ClusterIP Service only, reachable from ops-cli pods and the console", () => {
       const api = deployments.find((d) => d.metadata.name === "delivery-api");
       const [container] = api.spec.template.spec.containers;

@@ -432,6 +432,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ops/v1/audit/people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the people an audit filter can name
+         * @description Every staff person's id (the audit log's actor_id) and name, disabled ones included, by name: what a filter of the audit log by person offers to any role. E-mails and roles stay with GET /ops/v1/staff (admin).
+         */
+        get: operations["audit.people"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ops/v1/deliveries/{delivery_id}/status": {
         parameters: {
             query?: never;
@@ -1082,6 +1102,18 @@ export interface components {
         AuditPage: {
             entries: components["schemas"]["AuditEntry"][];
             next_before_id: number | null;
+        };
+        /** AuditPeople */
+        AuditPeople: {
+            people: {
+                disabled: boolean;
+                /** @description The staff id: the audit log's actor_id. */
+                id: number;
+                /** @description The person's name now (entries keep the name of their time). */
+                name: string;
+            }[];
+            /** @description More than 1000 people: the first by name are listed. */
+            truncated: boolean;
         };
         /** CatalogueEntry */
         CatalogueEntry: {
@@ -4305,6 +4337,54 @@ export interface operations {
                      *       ]
                      *     }
                      */
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "audit.people": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPeople"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };

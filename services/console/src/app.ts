@@ -25,8 +25,10 @@ import { cookieNames, csrfGuard } from "./sessions/cookies.ts";
 import { sessionRoutes, staffSessionOf } from "./sessions/sessions.routes.ts";
 import { createSessions } from "./sessions/sessions.service.ts";
 import { createPasskeys } from "./staff/passkeys.ts";
-import { staffOpsRoutes, staffRoutes } from "./staff/staff.routes.ts";
+import { staffAdminRoutes, staffOpsRoutes, staffRoutes } from "./staff/staff.routes.ts";
 import { createStaffCredentials } from "./staff/staff.service.ts";
+import { systemRoutes } from "./system/system.routes.ts";
+import { createSystemMonitor } from "./system/system.service.ts";
 import { pagesRoutes } from "./web/pages.routes.ts";
 
 /** The BFF takes small JSON bodies only (a delivery with its packages is a few kilobytes). */
@@ -67,12 +69,29 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     passkeys: createPasskeys({ rpId: config.CONSOLE_WEBAUTHN_RP_ID, origin: config.CONSOLE_WEBAUTHN_ORIGIN }),
   });
   const routeOptions = { sessions, people, ops, cookies };
+  const monitor = createSystemMonitor({
+    targets: [
+      { name: "delivery-api", url: config.CONSOLE_SYSTEM_DELIVERY_API_URL },
+      { name: "geo-ingest", url: config.CONSOLE_SYSTEM_GEO_INGEST_URL },
+      { name: "pricing", url: config.CONSOLE_SYSTEM_PRICING_URL },
+      { name: "webhook-dispatcher", url: config.CONSOLE_SYSTEM_WEBHOOK_DISPATCHER_URL },
+    ],
+    timeoutMs: config.CONSOLE_SYSTEM_TIMEOUT_MS,
+    sampleMs: config.CONSOLE_SYSTEM_SAMPLE_SECONDS * 1000,
+    // This replica's own probe, run in process.
+    selfReadiness: async () => {
+      const answer = await app.inject({ method: "GET", url: "/readyz" });
+      return { status: answer.statusCode, body: answer.body };
+    },
+  });
 
   await app.register(
     async (api) => {
       api.addHook("onRequest", csrfGuard(cookies));
       await api.register(sessionRoutes, routeOptions);
       await api.register(staffRoutes, { staff, sessions, ops, cookies });
+      await api.register(staffAdminRoutes, { staff, sessions, ops, cookies });
+      await api.register(systemRoutes, { monitor, sessions, ops, cookies });
       await api.register(peopleRoutes, routeOptions);
       await api.register(accountRoutes, { db, ops, sessions, cookies });
       await api.register(billingRoutes, { ops, sessions, cookies });

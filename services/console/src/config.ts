@@ -6,6 +6,13 @@ import { type Static, Type } from "@sinclair/typebox";
 export const CONFIG_PREFIX = "CONSOLE_";
 
 const Url = (description: string) => Type.String({ pattern: "^https?://[^\\s]+$", description });
+/** A service's base URL whose /readyz and /metrics the System page reads (every address of its host name: a replica each). */
+const SystemUrl = (service: string) =>
+  Type.String({
+    pattern: "^https?://[^\\s/?#]+/?$",
+    maxLength: 300,
+    description: `${service}'s base URL for its /readyz and /metrics (the System page); in Kubernetes a headless Service, so that every replica is read.`,
+  });
 const Minutes = (fallback: number, max: number, description: string) =>
   Type.Integer({ default: fallback, minimum: 1, maximum: max, description });
 
@@ -92,6 +99,24 @@ export const configSchema = Type.Object({
     description:
       "Wrong second factors (authenticator codes, passkeys) per staff person within an hour; the next sign-in is refused (429) until it passes.",
   }),
+  CONSOLE_SYSTEM_DELIVERY_API_URL: SystemUrl("delivery-api"),
+  CONSOLE_SYSTEM_GEO_INGEST_URL: SystemUrl("geo-ingest"),
+  CONSOLE_SYSTEM_PRICING_URL: SystemUrl("pricing"),
+  CONSOLE_SYSTEM_WEBHOOK_DISPATCHER_URL: SystemUrl("webhook-dispatcher"),
+  CONSOLE_SYSTEM_TIMEOUT_MS: Type.Integer({
+    default: 2000,
+    minimum: 100,
+    maximum: 30_000,
+    description:
+      "Longest wait for one service's /readyz or /metrics on the System page: past it the service is shown as not answering.",
+  }),
+  CONSOLE_SYSTEM_SAMPLE_SECONDS: Type.Integer({
+    default: 5,
+    minimum: 1,
+    maximum: 300,
+    description:
+      "How long one reading of the services is served to every staff page (they cost one scrape per interval), and the interval positions per second are measured over.",
+  }),
   CONSOLE_WEBAUTHN_ORIGIN: Type.Optional(
     Type.String({
       maxLength: 300,
@@ -108,6 +133,14 @@ export const configSchema = Type.Object({
   ),
 });
 
+/** The services the System page reads, by the variable naming each one's base URL. */
+const SYSTEM_URL_VARIABLES = [
+  "CONSOLE_SYSTEM_DELIVERY_API_URL",
+  "CONSOLE_SYSTEM_GEO_INGEST_URL",
+  "CONSOLE_SYSTEM_PRICING_URL",
+  "CONSOLE_SYSTEM_WEBHOOK_DISPATCHER_URL",
+] as const;
+
 /** The configuration with the WebAuthn relying party resolved (defaults from CONSOLE_PUBLIC_URL). */
 export type Config = Static<typeof configSchema> & { CONSOLE_WEBAUTHN_ORIGIN: string; CONSOLE_WEBAUTHN_RP_ID: string };
 
@@ -121,6 +154,11 @@ const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a
  */
 export function loadConsoleConfig(env: NodeJS.ProcessEnv = process.env): Readonly<Config> {
   const config = loadConfig(configSchema, { prefix: CONFIG_PREFIX, env });
+  for (const variable of SYSTEM_URL_VARIABLES) {
+    if (!URL.canParse(config[variable])) {
+      throw new ConfigError(`${variable} is invalid: must be a base URL such as http://geo-ingest-replicas:3001`);
+    }
+  }
   const originVariable = config.CONSOLE_WEBAUTHN_ORIGIN
     ? "CONSOLE_WEBAUTHN_ORIGIN"
     : "CONSOLE_WEBAUTHN_ORIGIN (taken from CONSOLE_PUBLIC_URL)";

@@ -13,6 +13,10 @@ const valid = {
   CONSOLE_OPS_URL: "http://delivery-api-ops",
   CONSOLE_OPS_TOKEN: "an-operator-token-long-enough-0123",
   CONSOLE_SECRET_KEY: "a-console-secret-key-long-enough-0123456",
+  CONSOLE_SYSTEM_DELIVERY_API_URL: "http://delivery-api-replicas:3000",
+  CONSOLE_SYSTEM_GEO_INGEST_URL: "http://geo-ingest-replicas:3001",
+  CONSOLE_SYSTEM_PRICING_URL: "http://pricing-replicas:3002",
+  CONSOLE_SYSTEM_WEBHOOK_DISPATCHER_URL: "http://webhook-dispatcher-replicas:3003",
 };
 const load = (env: Record<string, string>): Config => loadConsoleConfig(env);
 
@@ -39,6 +43,32 @@ test("a missing, short, malformed or misspelt variable is refused by name, its s
   assert.throws(
     () => load({ ...valid, CONSOLE_SESSION_IDLE_MINUTE: "10" }),
     /CONSOLE_SESSION_IDLE_MINUTE is not a known variable \(did you mean CONSOLE_SESSION_IDLE_MINUTES\?\)/,
+  );
+});
+
+test("the System page's services: a base URL each, required and checked by name; a timeout and an interval", () => {
+  const config = load(valid);
+  assert.equal(config.CONSOLE_SYSTEM_TIMEOUT_MS, 2000);
+  assert.equal(config.CONSOLE_SYSTEM_SAMPLE_SECONDS, 5);
+  const { CONSOLE_SYSTEM_PRICING_URL: _pricing, ...withoutPricing } = valid;
+  assert.throws(() => load(withoutPricing), /^ConfigError: CONSOLE_SYSTEM_PRICING_URL is required$/);
+  for (const refused of [
+    "geo-ingest:3001",
+    "ftp://geo-ingest",
+    "http://geo-ingest/metrics",
+    "http://a b",
+    "http://[::",
+  ]) {
+    assert.throws(
+      () => load({ ...valid, CONSOLE_SYSTEM_GEO_INGEST_URL: refused }),
+      /^ConfigError: CONSOLE_SYSTEM_GEO_INGEST_URL is invalid/,
+      refused,
+    );
+  }
+  assert.throws(() => load({ ...valid, CONSOLE_SYSTEM_TIMEOUT_MS: "50" }), /CONSOLE_SYSTEM_TIMEOUT_MS is invalid/);
+  assert.throws(
+    () => load({ ...valid, CONSOLE_SYSTEM_SAMPLE_SECONDS: "0" }),
+    /CONSOLE_SYSTEM_SAMPLE_SECONDS is invalid/,
   );
 });
 

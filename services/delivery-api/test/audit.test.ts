@@ -303,6 +303,41 @@ describe("audit log", () => {
     assert.deepEqual(await entries("actor_kind=staff&actor_id=999999999"), []);
   });
 
+  test("any role lists the people a filter can name: ids and names by name, disabled ones too, nothing more", async () => {
+    const zed = await createTestStaff(api, "read_only", "Zed Zebra");
+    const gone = await createTestStaff(api, "dispatcher", "Aaron Gone");
+    assert.equal((await ops.patch(`/staff/${gone.id}`, { disabled: true })).status, 200);
+    // The viewer may not read the staff (admin), but may read whom the audit log names.
+    assert.equal((await viewer.ops.get("/staff")).status, 403);
+    const answer = await viewer.ops.get("/audit/people");
+    assert.equal(answer.status, 200, JSON.stringify(answer.body));
+    const { people, truncated } = answer.body as {
+      people: Array<{ id: number; name: string; disabled: boolean }>;
+      truncated: boolean;
+    };
+    assert.equal(truncated, false);
+    const names = people.map((p) => p.name);
+    assert.deepEqual(
+      names,
+      [...names].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)),
+      "by name",
+    );
+    assert.deepEqual(
+      people.find((p) => p.id === gone.id),
+      { id: gone.id, name: "Aaron Gone", disabled: true },
+    );
+    assert.deepEqual(
+      people.find((p) => p.id === zed.id),
+      { id: zed.id, name: "Zed Zebra", disabled: false },
+    );
+    assert.ok(people.some((p) => p.id === dispatcher.id && p.name === "Dora Dispatcher"));
+    assert.equal(JSON.stringify(answer.body).includes("@operator.example"), false, "no e-mail");
+    // Its ids are the filter's: the dispatcher's entries are found by the id listed for them.
+    await dispatcher.ops.post("/messengers", { name: "Named in the filter" });
+    const found = await entries(`actor_id=${people.find((p) => p.name === "Dora Dispatcher")?.id}`);
+    assert.ok(found.length > 0 && found.every((e) => e.actor.name === "Dora Dispatcher"));
+  });
+
   test("absurd filters are a 422 naming the field", async () => {
     const cases: Array<[string, string]> = [
       ["actor_kind=robot", "querystring.actor_kind"],

@@ -5,7 +5,7 @@
 import { HttpError, unauthorized } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import type { OpsClient } from "../delivery-api/ops-client.ts";
+import type { OpsClient, StaffActor } from "../delivery-api/ops-client.ts";
 import { PASSWORD_MAX } from "../people/passwords.ts";
 import type { People } from "../people/people.service.ts";
 import { type CookieNames, clearSessionCookie, csrfToken, setSessionCookie } from "./cookies.ts";
@@ -49,6 +49,26 @@ export async function staffSessionOf(
 ): Promise<StaffSessionUser | undefined> {
   request.staffUser ??= await sessions.resolveStaff(request.cookies[cookies.session]);
   return request.staffUser;
+}
+
+/**
+ * The live staff session of the request and who delivery-api says its person is now (name, role),
+ * or undefined: no staff session, or one whose staff token delivery-api refuses (revoked, the
+ * person disabled), which ends here. The BFF's own staff routes check a role with it: the page's
+ * word is never taken for it.
+ */
+export async function liveStaffOf(
+  request: FastifyRequest,
+  options: { sessions: Sessions; ops: OpsClient; cookies: CookieNames },
+): Promise<{ user: StaffSessionUser; actor: StaffActor } | undefined> {
+  const user = await staffSessionOf(request, options.sessions, options.cookies);
+  if (!user) return undefined;
+  const actor = await options.ops.staffMe(user.staffToken);
+  if (actor?.kind !== "staff" || actor.id !== user.staffId) {
+    await options.sessions.end(user.sessionId);
+    return undefined;
+  }
+  return { user, actor };
 }
 
 /** What the pages show of who is signed in, and where. */

@@ -1,9 +1,11 @@
 /**
  * The staff's sign-in routes, under /api/staff (the CSRF guard already ran on every change):
  * accept an invitation, enrol a second factor, sign in in two steps, who is signed in, sign
- * out. And the console's operator route (internal listener) that invites a staff person.
+ * out; an administrator inviting a staff person from the pages. And the console's operator route
+ * (internal listener) that invites a staff person.
  */
 
+import { HttpError } from "@dos/service-kit";
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from "@simplewebauthn/server";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
@@ -16,7 +18,7 @@ import {
   setChallengeCookie,
   setSessionCookie,
 } from "../sessions/cookies.ts";
-import { Email, Password, staffSessionOf } from "../sessions/sessions.routes.ts";
+import { Email, liveStaffOf, Password, staffSessionOf } from "../sessions/sessions.routes.ts";
 import type { Sessions, StaffSessionUser } from "../sessions/sessions.service.ts";
 import type { StaffCredentials } from "./staff.service.ts";
 
@@ -223,6 +225,32 @@ export async function staffRoutes(app: FastifyInstance, options: StaffRoutesOpti
       const response = request.body.response as RegistrationResponseJSON;
       const staffId = await staff.registerPasskey(challenge(request), request.body.name.trim(), response);
       return signIn(request, reply, staffId);
+    },
+  );
+}
+
+/**
+ * POST /api/staff/invitations: an administrator invites a staff person (the console's own
+ * invitation, as on its internal listener), the role checked with delivery-api at each call
+ * (GET /ops/v1/staff/me with the session's token), never taken from the page. No staff session:
+ * the 404 of a route that does not exist.
+ */
+export async function staffAdminRoutes(app: FastifyInstance, options: StaffRoutesOptions) {
+  app.post<{ Body: Static<typeof InviteBody> }>(
+    "/staff/invitations",
+    { schema: { body: InviteBody } },
+    async (request, reply) => {
+      const live = await liveStaffOf(request, options);
+      if (!live) {
+        const ended = request.staffUser !== undefined;
+        if (ended) throw new HttpError(401, "the staff session has ended: sign in again");
+        return reply.code(404).send({ errors: [`route POST ${request.url.split("?")[0]} not found`] });
+      }
+      if (live.actor.role !== "admin") {
+        throw new HttpError(403, `${live.actor.role} may not invite staff: administrators only`);
+      }
+      reply.header("cache-control", "no-store");
+      return reply.code(201).send(await options.staff.invite(request.body.email.trim()));
     },
   );
 }

@@ -31,3 +31,11 @@ export function listAuditEntries(db: Db, filter: AuditFilter) {
   if (filter.beforeId !== undefined) query = query.where("id", "<", filter.beforeId);
   return query.orderBy("id", "desc").limit(filter.limit).execute();
 }
+
+/**
+ * The people an audit filter can name: every staff person's id and name (disabled ones too: their
+ * entries stay), by name, at most `limit`. Not the e-mail or role, which reading the staff needs admin for.
+ */
+export function listAuditPeople(db: Db, limit: number) {
+  return db.selectFrom("staff").select(["id", "name", "disabled"]).orderBy("name").orderBy("id").limit(limit).execute();
+}

@@ -62,3 +62,24 @@ export const AuditQuery = Type.Object(
   { additionalProperties: false },
 );
 export type AuditQuery = Static<typeof AuditQuery>;
+
+/** The most people GET /ops/v1/audit/people lists (an operator's staff is far fewer). */
+export const AUDIT_PEOPLE_MAX = 1000;
+
+export const AuditPeople = Type.Object(
+  {
+    people: Type.Array(
+      Type.Object(
+        {
+          id: Type.Integer({ description: "The staff id: the audit log's actor_id." }),
+          name: Type.String({ description: "The person's name now (entries keep the name of their time)." }),
+          disabled: Type.Boolean(),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    truncated: Type.Boolean({ description: `More than ${AUDIT_PEOPLE_MAX} people: the first by name are listed.` }),
+  },
+  { title: "AuditPeople", additionalProperties: false },
+);
+export type AuditPeople = Static<typeof AuditPeople>;

@@ -6,8 +6,14 @@
 import { formatTimestamp } from "@dos/contracts";
 import type { Kysely, Selectable } from "kysely";
 import type { DB } from "../db/database.ts";
-import { completeAuditEntry, insertAuditEntry, listAuditEntries } from "./audit.repository.ts";
-import type { AuditEntry, AuditPage, AuditQuery } from "./audit.schemas.ts";
+import { completeAuditEntry, insertAuditEntry, listAuditEntries, listAuditPeople } from "./audit.repository.ts";
+import {
+  AUDIT_PEOPLE_MAX,
+  type AuditEntry,
+  type AuditPage,
+  type AuditPeople,
+  type AuditQuery,
+} from "./audit.schemas.ts";
 import type { AuditLogTable } from "./audit.table.ts";
 
 export interface AuditActor {
@@ -101,6 +107,12 @@ export function createAuditService(db: Kysely<DB>) {
       });
       const entries = rows.slice(0, query.limit).map(entryView);
       return { entries, next_before_id: rows.length > query.limit ? (entries.at(-1)?.id ?? null) : null };
+    },
+
+    /** Who an audit filter can name (the staff by name); truncated past AUDIT_PEOPLE_MAX. */
+    async people(): Promise<AuditPeople> {
+      const rows = await listAuditPeople(db, AUDIT_PEOPLE_MAX + 1);
+      return { people: rows.slice(0, AUDIT_PEOPLE_MAX), truncated: rows.length > AUDIT_PEOPLE_MAX };
     },
   };
 }

@@ -25,6 +25,7 @@ export const OPS_ACCESS: Readonly<Record<string, AccessRule>> = {
   "GET /openapi.json": "read_only",
   "GET /staff/me": "read_only",
   "GET /audit": "read_only",
+  "GET /audit/people": "read_only",
   "GET /accounts": "read_only",
   "GET /accounts/:accountId": "read_only",
   "GET /users": "read_only",

@@ -29,20 +29,22 @@ export function StaffFrame() {
         {staff && (
           <nav aria-label="Staff">
             <ul>
-              {STAFF_SECTIONS.map((section) => (
-                <li key={section.label}>
-                  {section.to ? (
-                    <Link to={section.to} activeProps={{ "aria-current": "page" }}>
-                      {section.label}
-                    </Link>
-                  ) : (
-                    <span className="soon">
-                      {section.label}
-                      <span className="visually-hidden"> (not available yet)</span>
-                    </span>
-                  )}
-                </li>
-              ))}
+              {STAFF_SECTIONS.filter((section) => !section.roles || section.roles.includes(staff.role)).map(
+                (section) => (
+                  <li key={section.label}>
+                    {section.to ? (
+                      <Link to={section.to} activeProps={{ "aria-current": "page" }}>
+                        {section.label}
+                      </Link>
+                    ) : (
+                      <span className="soon">
+                        {section.label}
+                        <span className="visually-hidden"> (not available yet)</span>
+                      </span>
+                    )}
+                  </li>
+                ),
+              )}
             </ul>
           </nav>
         )}

@@ -1,0 +1,58 @@
+/**
+ * The staff in Chromium, for the page tests: a page that records anything loaded from elsewhere
+ * and any script error, a person signed in through their invitation and an authenticator app
+ * (codes computed here).
+ */
+import assert from "node:assert/strict";
+import type { Browser, Page } from "playwright-core";
+import type { ConsoleBed } from "./console-harness.ts";
+import { codeOf } from "./totp-codes.ts";
+
+const PASSWORD = "a long and memorable pass phrase";
+
+export interface WatchedPage {
+  page: Page;
+  /** Requests to anywhere but the console. */
+  foreign: string[];
+  /** Script errors (a CSP refusal included). */
+  errors: string[];
+}
+
+export async function newPage(browser: Browser, bed: ConsoleBed): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  const page = await context.newPage();
+  const foreign: string[] = [];
+  const errors: string[] = [];
+  page.on("request", (request) => {
+    if (!request.url().startsWith(bed.pageUrl)) foreign.push(request.url());
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  return { page, foreign, errors };
+}
+
+/** Sets the first password on the invitation's page; the enrolment page follows. */
+async function setPassword(page: Page, link: string) {
+  await page.goto(link);
+  await page.getByLabel("New password (12 characters or more)").fill(PASSWORD);
+  await page.getByLabel("New password again").fill(PASSWORD);
+  await page.getByRole("button", { name: "Set password and continue" }).click();
+  await page.getByRole("heading", { name: "Second factor" }).waitFor();
+}
+
+/** A new staff person with `role` (or the one given), invited, enrolled with an authenticator app: signed in on `page`. */
+export async function signInWithApp(
+  bed: ConsoleBed,
+  page: Page,
+  person: { role: "admin" | "dispatcher" | "read_only" } | { id: number; email: string; name: string },
+) {
+  const staff = "role" in person ? await bed.newStaff(person.role) : person;
+  const invited = await bed.inviteStaff(staff.email);
+  assert.equal(invited.status, 201, JSON.stringify(invited.body));
+  await setPassword(page, await bed.lastLinkTo(staff.email));
+  await page.getByRole("button", { name: "Set up an authenticator app" }).click();
+  const secret = (await page.getByTestId("totp-secret").textContent()) ?? "";
+  await page.getByLabel("6-digit code from your authenticator app").fill(codeOf(secret));
+  await page.getByRole("button", { name: "Confirm and sign in" }).click();
+  await page.getByRole("heading", { name: `Welcome, ${staff.name}` }).waitFor();
+  return staff;
+}
