@@ -11,6 +11,7 @@ import { jetstreamManager } from "@nats-io/jetstream";
 import { connect } from "@nats-io/transport-node";
 import pg from "pg";
 import type { SystemUnderTest } from "../src/system.ts";
+import { FLEET_PREFIX } from "./fleet-setup.ts";
 
 /** Linux's clock ticks per second (USER_HZ), the unit of /proc/<pid>/stat times. */
 const TICKS_PER_SECOND = 100;
@@ -18,6 +19,11 @@ const TICKS_PER_SECOND = 100;
 export interface FleetSample {
   atSeconds: number;
   rssMb: Record<string, number>;
+  /**
+   * Per service, the V8 heap in use (nodejs_heap_size_used_bytes on its /metrics): what RSS holds
+   * beyond it is the heap's free room, code, buffers and native memory.
+   */
+  heapMb: Record<string, number>;
   /**
    * Per service, % of one core since the previous sample; "postgres" is the backends connected
    * to the soak's database (PostgreSQL is shared with other work on this machine).
@@ -37,6 +43,13 @@ export interface FleetSample {
    * fleet's size this says how often a round's tracker position (and ETA) is refreshed.
    */
   positionsReadPerSecond: number;
+  /**
+   * How old the tracker position delivery-api holds for each active round is (what the tracking
+   * page and the ETA use), in seconds: median and oldest; rounds without one count as never.
+   */
+  trackerAgeP50S: number;
+  trackerAgeMaxS: number;
+  roundsWithoutTracker: number;
 }
 
 function procTicks(pid: number | undefined): number {
@@ -68,6 +81,16 @@ function machineTicks(): { busy: number; total: number } {
   return { busy: total - idle, total };
 }
 
+async function heapUsedMb(url: string): Promise<number> {
+  try {
+    const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
+    const line = text.split("\n").find((l) => l.startsWith("nodejs_heap_size_used_bytes"));
+    return line ? Math.round(Number(line.slice(line.lastIndexOf(" ") + 1)) / 1024 / 1024) : 0;
+  } catch {
+    return 0;
+  }
+}
+
 export function loadAverage(): string {
   return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 }
@@ -93,9 +116,11 @@ export async function startFleetProbes(system: SystemUnderTest, started: number)
       const ticks = new Map<string, number>();
       const share = (used: number) =>
         last.ticks.size ? Math.round((used / TICKS_PER_SECOND / ((now - last.at) / 1000)) * 100) : 0;
+      const heap: Record<string, number> = {};
       for (const service of system.services) {
         const name = service.spec.name;
         rss[name] = rssMb(service.child.pid);
+        heap[name] = await heapUsedMb(service.url);
         ticks.set(name, procTicks(service.child.pid));
         cpu[name] = share((ticks.get(name) ?? 0) - (last.ticks.get(name) ?? 0));
       }
@@ -117,9 +142,20 @@ export async function startFleetProbes(system: SystemUnderTest, started: number)
       const positionsRead = positions?.delivered.consumer_seq ?? 0;
       const readPerSecond = last.ticks.size ? (positionsRead - last.positionsRead) / ((now - last.at) / 1000) : 0;
       last = { at: now, ticks, machine, positionsRead };
+      const age = await db.query<{ p50: number | null; max: number | null; without: number }>(
+        `select percentile_cont(0.5) within group (order by extract(epoch from now() - p.recorded_at))::float8 as p50,
+                max(extract(epoch from now() - p.recorded_at))::float8 as max,
+                count(*) filter (where p.round_id is null)::int as without
+           from delivery.rounds r
+           join delivery.vehicles v on v.id = r.vehicle_id
+           left join delivery.round_positions p on p.round_id = r.id and p.source = 'tracker'
+          where r.status = 'active' and v.external_id like $1`,
+        [`${FLEET_PREFIX}%`],
+      );
       return {
         atSeconds: Math.round((now - started) / 1000),
         rssMb: rss,
+        heapMb: heap,
         cpuPercent: cpu,
         load1: Number(loadAverage().split(" ")[0]),
         machineBusyPercent: Math.round(machineBusy),
@@ -127,6 +163,9 @@ export async function startFleetProbes(system: SystemUnderTest, started: number)
         webhookQueue: await count("select count(*) as n from webhooks.messages where state = 'pending'"),
         positionsBacklog: positions ? positions.num_pending + positions.num_ack_pending : -1,
         positionsReadPerSecond: Math.round(readPerSecond),
+        trackerAgeP50S: Math.round(age.rows[0]?.p50 ?? 0),
+        trackerAgeMaxS: Math.round(age.rows[0]?.max ?? 0),
+        roundsWithoutTracker: age.rows[0]?.without ?? 0,
       };
     },
     async close() {

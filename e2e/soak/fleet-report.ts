@@ -46,7 +46,7 @@ export function summaryLines(report: FleetReport): string[] {
   const lines: string[] = [];
   const generatorCore = ((trackers.cpuMs / 1000 / report.loadSeconds) * 100).toFixed(0);
   lines.push(
-    `positions offered: ${trackers.sent} of ${trackers.due} due (${Math.round(trackers.sent / report.loadSeconds)}/s for ${options.trackers} trackers at 1 Hz); answers ${statuses(trackers.statuses)}`,
+    `positions offered: ${trackers.sent} of ${trackers.due} due (${Math.round(trackers.sent / report.loadSeconds)}/s for ${options.trackers} trackers at 1 Hz; ${trackers.dropped} never sent, having waited over 10 s for a connection); answers ${statuses(trackers.statuses)}`,
     `load generator (its own process): ${generatorCore}% of one core, send lag p99 ${trackers.lagP99Ms} ms (max ${trackers.lagMaxMs}), own timer delay p99 ${trackers.loopDelayP99Ms} ms, at most ${trackers.connections} connections`,
   );
   lines.push(
@@ -108,15 +108,15 @@ export function resultsSection(report: FleetReport): string {
     "",
     ...summaryLines(report).map((line) => `- ${line}`),
     "",
-    "Every 10 s (RSS in MB; CPU in % of one core, pg = the backends of the soak's database; busy = the whole machine, % of all cores; api positions read/s: the tracker positions delivery-api took in; trackers: positions sent and answered 200 per second, p99 ms from when due):",
+    "Every 10 s (memory in MB, RSS/V8 heap in use; CPU in % of one core, pg = the backends of the soak's database; busy = the whole machine, % of all cores; api positions read/s: the tracker positions delivery-api took in, and the age of the one it holds per round (median/oldest, s; rounds with none yet); trackers: positions sent and answered 200 per second, p99 ms from when due):",
     "",
-    `| t s | ${SERVICES.map((s) => `${s} MB`).join(" | ")} | ${SERVICES.map((s) => `${s} CPU`).join(" | ")} | pg CPU | load | busy % | outbox | webhook queue | api positions read/s | trackers sent/s | 200/s | p99 ms |`,
-    `| ${Array.from({ length: 2 * SERVICES.length + 10 }, () => "---:").join(" | ")} |`,
+    `| t s | ${SERVICES.map((s) => `${s} MB`).join(" | ")} | ${SERVICES.map((s) => `${s} CPU`).join(" | ")} | pg CPU | load | busy % | outbox | webhook queue | api positions read/s | age p50/max s | none | trackers sent/s | 200/s | p99 ms |`,
+    `| ${Array.from({ length: 2 * SERVICES.length + 12 }, () => "---:").join(" | ")} |`,
   ];
   report.samples.forEach((s, i) => {
     const w = i > 0 ? report.windows[i - 1] : undefined;
     md.push(
-      `| ${s.atSeconds} | ${SERVICES.map((n) => (s.rssMb[n] ?? 0).toFixed(0)).join(" | ")} | ${SERVICES.map((n) => s.cpuPercent[n] ?? 0).join(" | ")} | ${s.cpuPercent.postgres ?? 0} | ${s.load1.toFixed(1)} | ${s.machineBusyPercent} | ${s.outboxUnpublished} | ${s.webhookQueue} | ${s.positionsReadPerSecond} | ${w?.offeredPerSecond ?? ""} | ${w?.okPerSecond ?? ""} | ${w?.p99Ms ?? ""} |`,
+      `| ${s.atSeconds} | ${SERVICES.map((n) => `${(s.rssMb[n] ?? 0).toFixed(0)}/${s.heapMb[n] ?? 0}`).join(" | ")} | ${SERVICES.map((n) => s.cpuPercent[n] ?? 0).join(" | ")} | ${s.cpuPercent.postgres ?? 0} | ${s.load1.toFixed(1)} | ${s.machineBusyPercent} | ${s.outboxUnpublished} | ${s.webhookQueue} | ${s.positionsReadPerSecond} | ${s.trackerAgeP50S}/${s.trackerAgeMaxS} | ${s.roundsWithoutTracker} | ${w?.offeredPerSecond ?? ""} | ${w?.okPerSecond ?? ""} | ${w?.p99Ms ?? ""} |`,
     );
   });
   return md.join("\n");

@@ -14,6 +14,9 @@ import type { Tracker } from "./tracker-fleet.ts";
 /** A few tracker providers, as a real fleet mixes boxes from several vendors. */
 const PROVIDERS = ["acme-telematics", "geobox", "fleetlink"];
 
+/** The External IDs of the soak's vehicles start with this. */
+export const FLEET_PREFIX = "TRK-";
+
 export interface FleetVehicle extends Tracker {
   vehicleId: number;
   roundId: number;
@@ -36,7 +39,7 @@ export async function setUpFleet(opsUrl: string, geoUrl: string, count: number, 
   let next = 0;
   const worker = async () => {
     for (let i = next++; i < count; i = next++) {
-      const externalId = `TRK-${String(i + 1).padStart(5, "0")}`;
+      const externalId = `${FLEET_PREFIX}${String(i + 1).padStart(5, "0")}`;
       const provider = PROVIDERS[i % PROVIDERS.length] as string;
       const token = randomBytes(18).toString("base64url");
       const messenger = await ops(opsUrl, "POST", "/messengers", { name: `Courier ${i + 1}`, phone: "+33600000000" });

@@ -421,24 +421,25 @@ async function timescaleCompression(db: pg.Pool): Promise<string> {
 
 function sampleHeader(): string {
   return [
-    "    t | rss MB: api  geo  pri   wh  con | cpu %: api geo pri  wh con  pg | load busy% | outbox wh-queue | api positions: pending read/s",
+    "    t | rss/heap MB:  api     geo     pri      wh     con | cpu %: api geo pri  wh con  pg | load busy% | outbox wh-queue | api positions: pending read/s age p50/max s none",
     "      | trackers: offered/s 200/s other p50 p99 (sent p99) lag-p99 loop-p99 ms | orders: calls p99 ms refused",
   ].join("\n");
 }
 
 function sampleRow(sample: FleetSample, window: TrackerWindow | null | undefined, calls: OrderCall[]): string {
-  const rss = Object.values(sample.rssMb)
-    .map((v) => v.toFixed(0).padStart(4))
+  const rss = Object.entries(sample.rssMb)
+    .map(([name, v]) => `${v.toFixed(0)}/${sample.heapMb[name] ?? 0}`.padStart(7))
     .join(" ");
   const cpu = Object.values(sample.cpuPercent)
     .map((v) => String(v).padStart(3))
     .join(" ");
-  let row = `${String(sample.atSeconds).padStart(5)} |       ${rss} |       ${cpu} | ${sample.load1.toFixed(1).padStart(4)} ${String(sample.machineBusyPercent).padStart(5)} | ${String(sample.outboxUnpublished).padStart(6)} ${String(sample.webhookQueue).padStart(8)} | ${String(sample.positionsBacklog).padStart(22)} ${String(sample.positionsReadPerSecond).padStart(6)}`;
+  let row = `${String(sample.atSeconds).padStart(5)} | ${rss} |       ${cpu} | ${sample.load1.toFixed(1).padStart(4)} ${String(sample.machineBusyPercent).padStart(5)} | ${String(sample.outboxUnpublished).padStart(6)} ${String(sample.webhookQueue).padStart(8)} | ${String(sample.positionsBacklog).padStart(22)} ${String(sample.positionsReadPerSecond).padStart(6)} ${sample.trackerAgeP50S}/${sample.trackerAgeMaxS} ${sample.roundsWithoutTracker}`;
   if (window) {
-    const other = Object.entries(window.statuses)
+    let other = Object.entries(window.statuses)
       .filter(([status]) => status !== "200")
       .map(([status, n]) => `${status}:${n}`)
       .join(",");
+    if (window.dropped) other += `${other ? "," : ""}unsent:${window.dropped}`;
     row += `\n      | trackers: ${window.offeredPerSecond} ${window.okPerSecond} ${other || "-"} ${window.p50Ms} ${window.p99Ms} (sent ${window.sentP99Ms}) ${window.lagP99Ms} ${window.loopDelayP99Ms}`;
   }
   if (calls.length > 0) {

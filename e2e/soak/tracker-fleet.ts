@@ -40,6 +40,8 @@ export interface TrackerWindow {
   atSeconds: number;
   /** Positions written to a socket in the window, per second. */
   offeredPerSecond: number;
+  /** Positions never sent: they waited longer than timeoutMs for a free connection. */
+  dropped: number;
   /** Answers 200 in the window, per second. */
   okPerSecond: number;
   /** Answers by status ("0": no answer: refused, reset or timed out). */
@@ -142,6 +144,7 @@ async function run(options: TrackerFleetOptions, report: (message: Message) => v
     loopDelay: new Histogram(),
     statuses: {} as Record<string, number>,
     sent: 0,
+    dropped: 0,
   });
   const whole = newWindow();
   let window = newWindow();
@@ -256,15 +259,32 @@ async function run(options: TrackerFleetOptions, report: (message: Message) => v
     });
   };
 
-  /** A connection is free: it takes the oldest waiting position, or waits on the idle stack. */
-  const release = (connection: Connection) => {
-    if (queueHead < queue.length) {
-      const next = queue[queueHead++] as Pending;
+  /**
+   * The oldest waiting position still worth sending. One that waited longer than `timeoutMs` for a
+   * connection is dropped, as a tracker gives up a send that cannot get through: with a server
+   * that cannot keep up, the backlog (and the run's end) stays bounded, and the figures say how
+   * many were never sent.
+   */
+  const next = (): Pending | undefined => {
+    const now = performance.timeOrigin + performance.now();
+    while (queueHead < queue.length) {
+      const pending = queue[queueHead++] as Pending;
       if (queueHead > 4096) {
         queue.splice(0, queueHead);
         queueHead = 0;
       }
-      send(connection, next);
+      if (now - pending.dueAt <= options.timeoutMs) return pending;
+      whole.dropped++;
+      window.dropped++;
+    }
+    return undefined;
+  };
+
+  /** A connection is free: it takes the oldest waiting position, or waits on the idle stack. */
+  const release = (connection: Connection) => {
+    const pending = next();
+    if (pending) {
+      send(connection, pending);
       return;
     }
     connection.idleSince = Date.now();
@@ -276,7 +296,9 @@ async function run(options: TrackerFleetOptions, report: (message: Message) => v
       // Most recently used first: the cold ones at the bottom of the stack age out.
       const connection = idle.pop();
       if (connection) {
-        send(connection, queue[queueHead++] as Pending);
+        const pending = next();
+        if (pending) send(connection, pending);
+        else idle.push(connection);
         continue;
       }
       const room = options.maxConnections - busy.size - opening;
@@ -313,6 +335,7 @@ async function run(options: TrackerFleetOptions, report: (message: Message) => v
   const summary = (w: ReturnType<typeof newWindow>, seconds: number): TrackerWindow => ({
     atSeconds: Math.round((Date.now() - options.startAt) / 1000),
     offeredPerSecond: Math.round(w.sent / seconds),
+    dropped: w.dropped,
     okPerSecond: Math.round((w.statuses["200"] ?? 0) / seconds),
     statuses: w.statuses,
     p50Ms: w.latency.percentile(0.5),
