@@ -162,12 +162,16 @@ export function startOrders(options: OrdersOptions): Orders {
   };
 }
 
-/** Answers to the calls a soak must not see refused, by operation and status (e.g. "create 503"). */
-export function refusals(calls: OrderCall[]): Record<string, number> {
-  const counts: Record<string, number> = {};
+/**
+ * The calls refused or unanswered, by operation and status (e.g. "create 503"): how many, and
+ * the first one's body (the error's words, or the client's when no answer came).
+ */
+export function refusals(calls: OrderCall[]): Record<string, { count: number; example: string }> {
+  const found: Record<string, { count: number; example: string }> = {};
   for (const c of calls.filter((x) => x.status < 200 || x.status >= 300)) {
     const key = `${c.operation} ${c.status}`;
-    counts[key] = (counts[key] ?? 0) + 1;
+    found[key] ??= { count: 0, example: c.body ?? "" };
+    found[key].count++;
   }
-  return counts;
+  return found;
 }

@@ -58,12 +58,19 @@ export function summaryLines(report: FleetReport): string[] {
     );
   }
   lines.push(`events all at their receivers ${report.eventsSettledMs} ms after the last order call was answered`);
-  const refused = Object.keys(report.orderRefusals).length ? JSON.stringify(report.orderRefusals) : "none";
-  lines.push(`order calls refused or unanswered: ${refused}`);
-  for (const v of report.memory.verdicts) {
-    const ratio = v.referenceMb ? (v.finalMb / v.referenceMb).toFixed(2) : "-";
+  const refused = Object.entries(report.orderRefusals)
+    .sort((a, b) => b[1].count - a[1].count)
+    .map(([key, r]) => `${key}: ${r.count} (first: ${r.example})`);
+  lines.push(`order calls refused or unanswered: ${refused.length ? refused.join("; ") : "none"}`);
+  const { memory } = report;
+  for (const v of memory.verdicts) {
+    const ratio = (a: number, b: number) => (b ? (a / b).toFixed(2) : "-");
+    const early =
+      memory.earlyWindow === memory.referenceWindow
+        ? ""
+        : `${v.earlyMb} MB over ${memory.earlyWindow} (${ratio(v.finalMb, v.earlyMb)}× to the end), `;
     lines.push(
-      `${v.held ? "flat" : "GREW"}: ${v.service} median RSS ${v.referenceMb} MB over ${report.memory.referenceWindow}, ${v.finalMb} MB over ${report.memory.finalWindow} (${ratio}×; bound ${options.memoryGrowthBound}×)`,
+      `${v.held ? "flat" : "GREW"}: ${v.service} median RSS ${early}${v.referenceMb} MB over ${memory.referenceWindow}, ${v.finalMb} MB over ${memory.finalWindow} (${ratio(v.finalMb, v.referenceMb)}×; bound ${options.memoryGrowthBound}×)`,
     );
   }
   const grown = disk.bytesAfter - disk.bytesBefore;

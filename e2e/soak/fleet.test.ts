@@ -1,7 +1,7 @@
 /**
  * The fleet soak in one minute, as `npm test` runs it: the run of `npm run soak -- --profile fleet`
  * (fleet-soak.ts), scaled to CI_TRACKERS trackers. Not 5,000: setting the fleet up through the
- * operator API (a messenger, a vehicle, a round and its start per tracker) took 47–65 s for 5,000
+ * operator API (a messenger, a vehicle, a round and its start per tracker) took 47–95 s for 5,000
  * on this 2-core machine, most of the test's budget of about 90 s by itself, and at 5,000
  * positions a second the system needs both cores (e2e/RESULTS.md, the fleet section), so on a
  * machine shared with a CI run it would measure the neighbours. The load generator is not the

@@ -47,7 +47,7 @@ if (values.profile === "steady") {
     createsPerSecond: number("creates", values.creates),
     sampleSeconds: 10,
     stepMs: 2000,
-    memoryGrowthBound: 1.25,
+    memoryGrowthBound: 1.2,
     drainTimeoutMs: 120_000,
     logDir,
     say,
