@@ -7,6 +7,15 @@
  * recordTrackerPositions); a message is acknowledged once its batch is stored, and redelivered
  * after a failure. A position of a round that is no longer active, or of another vehicle, is
  * dropped.
+ *
+ * Only a vehicle's latest position matters, so what waits for a batch is one entry per vehicle,
+ * holding its newest message: a newer one takes its place and the one it replaces is acknowledged
+ * at once (superseded: the stream itself keeps only the newest per vehicle), an older one is
+ * acknowledged at once, a redelivery of the same one takes its place. What waits in memory is
+ * thus one message per vehicle however slow the database is. With one entry per message, the
+ * fleet soak's delivery-api ran out of heap: while a starved database held a batch back, the
+ * server went on delivering each vehicle's next position (a superseded message leaves the
+ * server's unacknowledged count, so max_ack_pending does not bound what the client holds).
  */
 import { compileValidator, jsonBody, natsNames, parseTimestamp, VehiclePosition } from "@dos/contracts";
 import { createBatcher, createDurableConsumer } from "@dos/service-kit";
@@ -19,11 +28,14 @@ const validate = compileValidator<VehiclePosition>(VehiclePosition);
 const RETRY_MS = 1000;
 /** Positions stored per batch at most. */
 const BATCH_MAX = 500;
-/**
- * Messages delivered and not yet acknowledged at most: what the batches draw from, and all that
- * waits in memory (a few hundred bytes each).
- */
+/** Messages delivered and not yet acknowledged at most (the server stops delivering beyond). */
 const MAX_ACK_PENDING = 2000;
+
+/** A vehicle's newest position waiting for a batch, and its message. */
+interface Waiting {
+  position: TrackerPosition;
+  msg: JsMsg;
+}
 
 export function createPositionsConsumer(options: {
   nc: NatsConnection;
@@ -33,10 +45,13 @@ export function createPositionsConsumer(options: {
 }) {
   const names = natsNames(options.namespace);
   const { logger } = options;
-  const batcher = createBatcher<TrackerPosition, void>({
+  /** By vehicle External ID; an entry leaves when its batch starts, so later messages wait anew. */
+  const waiting = new Map<string, Waiting>();
+  const batcher = createBatcher<Waiting, void>({
     maxBatch: BATCH_MAX,
     async handle(batch) {
-      await options.positions.recordTrackerPositions(batch);
+      for (const entry of batch) waiting.delete(entry.position.vehicleExternalId);
+      await options.positions.recordTrackerPositions(batch.map((entry) => entry.position));
       return new Array(batch.length);
     },
     onFailure: { policy: "reject" },
@@ -52,19 +67,29 @@ export function createPositionsConsumer(options: {
       msg.term("malformed");
       return;
     }
-    const position = checked.value;
-    batcher
-      .add({
-        roundId: position.round_id,
-        vehicleExternalId: position.vehicle_external_id,
-        latitude: position.latitude,
-        longitude: position.longitude,
-        recordedAt,
-      })
-      .then(
-        () => msg.ack(),
-        () => msg.nak(RETRY_MS),
-      );
+    const position: TrackerPosition = {
+      roundId: checked.value.round_id,
+      vehicleExternalId: checked.value.vehicle_external_id,
+      latitude: checked.value.latitude,
+      longitude: checked.value.longitude,
+      recordedAt,
+    };
+    const entry = waiting.get(position.vehicleExternalId);
+    if (entry) {
+      if (msg.seq === entry.msg.seq) entry.msg = msg;
+      else if (position.recordedAt > entry.position.recordedAt) {
+        entry.msg.ack();
+        entry.position = position;
+        entry.msg = msg;
+      } else msg.ack();
+      return;
+    }
+    const added: Waiting = { position, msg };
+    waiting.set(position.vehicleExternalId, added);
+    batcher.add(added).then(
+      () => added.msg.ack(),
+      () => added.msg.nak(RETRY_MS),
+    );
   }
 
   return createDurableConsumer({
