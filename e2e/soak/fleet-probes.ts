@@ -21,7 +21,7 @@ export interface FleetSample {
   rssMb: Record<string, number>;
   /**
    * Per service, the V8 heap in use (nodejs_heap_size_used_bytes on its /metrics): what RSS holds
-   * beyond it is the heap's free room, code, buffers and native memory.
+   * beyond it is the heap's free room, code, buffers and native memory. -1: /metrics did not answer.
    */
   heapMb: Record<string, number>;
   /**
@@ -85,9 +85,10 @@ async function heapUsedMb(url: string): Promise<number> {
   try {
     const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
     const line = text.split("\n").find((l) => l.startsWith("nodejs_heap_size_used_bytes"));
-    return line ? Math.round(Number(line.slice(line.lastIndexOf(" ") + 1)) / 1024 / 1024) : 0;
+    return line ? Math.round(Number(line.slice(line.lastIndexOf(" ") + 1)) / 1024 / 1024) : -1;
   } catch {
-    return 0;
+    // No answer within 5 s (a starved or stopped process): unknown, shown as "-".
+    return -1;
   }
 }
 
@@ -122,7 +123,8 @@ export async function startFleetProbes(system: SystemUnderTest, started: number)
         rss[name] = rssMb(service.child.pid);
         heap[name] = await heapUsedMb(service.url);
         ticks.set(name, procTicks(service.child.pid));
-        cpu[name] = share((ticks.get(name) ?? 0) - (last.ticks.get(name) ?? 0));
+        // A process gone (or restarted) reads 0 ticks: no negative share.
+        cpu[name] = share(Math.max(0, (ticks.get(name) ?? 0) - (last.ticks.get(name) ?? 0)));
       }
       // Backends come and go with the pools: each is counted from the previous sample, or whole.
       const backends = await db.query<{ pid: number }>(
@@ -132,7 +134,10 @@ export async function startFleetProbes(system: SystemUnderTest, started: number)
       for (const { pid } of backends.rows) {
         const key = `pg:${pid}`;
         ticks.set(key, procTicks(pid));
-        postgresUsed += (ticks.get(key) ?? 0) - (last.ticks.get(key) ?? 0);
+        // A pid reused by a newer backend reads fewer ticks than its predecessor: counted from 0.
+        const before = last.ticks.get(key) ?? 0;
+        const now = ticks.get(key) ?? 0;
+        postgresUsed += now >= before ? now - before : now;
       }
       cpu.postgres = share(postgresUsed);
       const machineBusy = (100 * (machine.busy - last.machine.busy)) / Math.max(1, machine.total - last.machine.total);

@@ -2,7 +2,7 @@
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { root } from "../../scripts/system.ts";
-import type { FleetReport, Percentiles } from "./fleet-soak.ts";
+import { type FleetReport, heapText, type Percentiles } from "./fleet-soak.ts";
 
 const SERVICES = ["delivery-api", "geo-ingest", "pricing", "webhook-dispatcher", "console"];
 
@@ -123,7 +123,7 @@ export function resultsSection(report: FleetReport): string {
   report.samples.forEach((s, i) => {
     const w = i > 0 ? report.windows[i - 1] : undefined;
     md.push(
-      `| ${s.atSeconds} | ${SERVICES.map((n) => `${(s.rssMb[n] ?? 0).toFixed(0)}/${s.heapMb[n] ?? 0}`).join(" | ")} | ${SERVICES.map((n) => s.cpuPercent[n] ?? 0).join(" | ")} | ${s.cpuPercent.postgres ?? 0} | ${s.load1.toFixed(1)} | ${s.machineBusyPercent} | ${s.outboxUnpublished} | ${s.webhookQueue} | ${s.positionsReadPerSecond} | ${s.trackerAgeP50S}/${s.trackerAgeMaxS} | ${s.roundsWithoutTracker} | ${w?.offeredPerSecond ?? ""} | ${w?.okPerSecond ?? ""} | ${w?.p99Ms ?? ""} |`,
+      `| ${s.atSeconds} | ${SERVICES.map((n) => `${(s.rssMb[n] ?? 0).toFixed(0)}/${heapText(s.heapMb[n])}`).join(" | ")} | ${SERVICES.map((n) => s.cpuPercent[n] ?? 0).join(" | ")} | ${s.cpuPercent.postgres ?? 0} | ${s.load1.toFixed(1)} | ${s.machineBusyPercent} | ${s.outboxUnpublished} | ${s.webhookQueue} | ${s.positionsReadPerSecond} | ${s.trackerAgeP50S}/${s.trackerAgeMaxS} | ${s.roundsWithoutTracker} | ${w?.offeredPerSecond ?? ""} | ${w?.okPerSecond ?? ""} | ${w?.p99Ms ?? ""} |`,
     );
   });
   return md.join("\n");

@@ -97,6 +97,8 @@ export interface FleetReport {
     rowsStored: number;
     compression: string;
   };
+  /** Services that were no longer running at the end: a crash (their log is in logDir). */
+  exited: string[];
   failures: string[];
 }
 
@@ -192,6 +194,9 @@ export async function runFleetSoak(options: FleetSoakOptions): Promise<FleetRepo
       : "TimescaleDB absent on this PostgreSQL: no compression ratio";
 
     const memory = memoryVerdicts(samples, options);
+    const exited = system.services
+      .filter((service) => service.child.exitCode !== null || service.child.signalCode !== null)
+      .map((service) => `${service.spec.name} (exit ${service.child.exitCode ?? service.child.signalCode})`);
     const webhookDelay = percentiles(
       receivers.flatMap((r) =>
         r
@@ -255,6 +260,7 @@ export async function runFleetSoak(options: FleetSoakOptions): Promise<FleetRepo
         rowsStored: positions.stored,
         compression,
       },
+      exited,
       failures: [],
     };
     report.failures = judge(report);
@@ -272,6 +278,7 @@ export async function runFleetSoak(options: FleetSoakOptions): Promise<FleetRepo
 /** What must hold; each failure as a sentence. */
 function judge(report: FleetReport): string[] {
   const failures: string[] = [];
+  for (const service of report.exited) failures.push(`${service} stopped during the run`);
   const { positions } = report;
   if (positions.missing > 0)
     failures.push(
@@ -446,9 +453,14 @@ function sampleHeader(): string {
   ].join("\n");
 }
 
+/** A heap figure, "-" when the service's /metrics did not answer. */
+export function heapText(mb: number | undefined): string {
+  return mb === undefined || mb < 0 ? "-" : String(mb);
+}
+
 function sampleRow(sample: FleetSample, window: TrackerWindow | null | undefined, calls: OrderCall[]): string {
   const rss = Object.entries(sample.rssMb)
-    .map(([name, v]) => `${v.toFixed(0)}/${sample.heapMb[name] ?? 0}`.padStart(7))
+    .map(([name, v]) => `${v.toFixed(0)}/${heapText(sample.heapMb[name])}`.padStart(7))
     .join(" ");
   const cpu = Object.values(sample.cpuPercent)
     .map((v) => String(v).padStart(3))
