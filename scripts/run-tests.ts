@@ -13,7 +13,10 @@ const code = await runNodeTests({
   phases:
     files.length > 0
       ? [{ patterns: files }]
-      : [{ patterns: ["src/**/*.test.ts", "test/**/*.test.ts"] }, { patterns: ["abuse/**/*.test.ts"], concurrency: 1 }],
+      : [
+          { patterns: ["src/**/*.test.ts", "test/**/*.test.ts"] },
+          { patterns: ["abuse/**/*.test.ts", "soak/**/*.test.ts"], concurrency: 1 },
+        ],
   env: infra.env,
 });
 await infra.release();

@@ -4,7 +4,7 @@
  * the e2e suite, so both boot the system the same way.
  */
 import { type ChildProcess, spawn } from "node:child_process";
-import { createWriteStream, mkdirSync } from "node:fs";
+import { createWriteStream, mkdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -94,6 +94,22 @@ export function serviceEntry(spec: ServiceSpec, entry: "main" | "migrate"): stri
 }
 
 /**
+ * The V8 flags of the service's start script (`node [--flag ...] dist/src/main.js`), which its
+ * image runs with too (deploy/images/image.ts): `npm start` and the e2e systems run each service
+ * as it is deployed, with the same heap bounds.
+ */
+function startFlags(spec: ServiceSpec): string[] {
+  const manifest = JSON.parse(readFileSync(path.join(root, "services", spec.name, "package.json"), "utf8")) as {
+    scripts?: { start?: string };
+  };
+  return (manifest.scripts?.start ?? "")
+    .trim()
+    .split(/\s+/)
+    .slice(1, -1)
+    .filter((word) => word.startsWith("--"));
+}
+
+/**
  * A service's own variables in a system: its port (and internal listener's) from the base port,
  * on loopback, and where the others are (its links).
  */
@@ -106,13 +122,13 @@ export function listenEnv(spec: ServiceSpec, basePort: number, env: Record<strin
   };
 }
 
-/** Starts one service process. */
+/** Starts one service process, from its build, with its start script's V8 flags. */
 export function startService(spec: ServiceSpec, options: SystemOptions): RunningService {
   const port = options.basePort + spec.offset;
   const internalPort = spec.internal && options.basePort + spec.internal.offset;
   let stdio: Array<"ignore" | "inherit" | "pipe"> = ["ignore", "inherit", "inherit"];
   if (options.logDir) stdio = ["ignore", "pipe", "pipe"];
-  const child = spawn(process.execPath, [serviceEntry(spec, "main")], {
+  const child = spawn(process.execPath, [...startFlags(spec), serviceEntry(spec, "main")], {
     env: {
       ...process.env,
       ...options.env,

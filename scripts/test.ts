@@ -61,9 +61,10 @@ const code = await runNodeTests({
         "e2e/test/**/*.test.ts",
       ],
     },
-    // The abuse suite measures the bystanders' answer times while an attack runs: alone, so that
-    // the neighbours' load is not what it measures.
-    { patterns: ["e2e/abuse/**/*.test.ts"], concurrency: 1 },
+    // The abuse suite measures the bystanders' answer times while an attack runs, and the fleet
+    // soak the system's memory and loss under a tracker fleet: alone, so that the neighbours'
+    // load is not what they measure (and theirs does not slow the neighbours).
+    { patterns: ["e2e/abuse/**/*.test.ts", "e2e/soak/**/*.test.ts"], concurrency: 1 },
   ],
   env: infra.env,
   failedChecks,

@@ -75,7 +75,6 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
   const consumer = createPositionsConsumer({
     nc: deps.nats.nc,
     namespace: config.NATS_NAMESPACE,
-    db,
     positions,
     logger: logger.child({ component: "positions" }),
   });

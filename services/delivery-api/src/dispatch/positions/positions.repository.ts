@@ -11,17 +11,24 @@ export interface NewPosition extends Point {
   recordedAt: Date;
 }
 
-/** Keeps the newest position per round and source (an older one arriving late is ignored). */
-export async function upsertPosition(db: Db, p: NewPosition) {
+/**
+ * Keeps the newest position per round and source (an older one arriving late is ignored). One
+ * statement for all: at most one position per round and source (a statement cannot update a row
+ * twice).
+ */
+export async function upsertPositions(db: Db, positions: NewPosition[]) {
+  if (positions.length === 0) return;
   await db
     .insertInto("round_positions")
-    .values({
-      round_id: p.roundId,
-      source: p.source,
-      latitude: p.latitude,
-      longitude: p.longitude,
-      recorded_at: p.recordedAt,
-    })
+    .values(
+      positions.map((p) => ({
+        round_id: p.roundId,
+        source: p.source,
+        latitude: p.latitude,
+        longitude: p.longitude,
+        recorded_at: p.recordedAt,
+      })),
+    )
     .onConflict((oc) =>
       oc
         .columns(["round_id", "source"])
@@ -61,6 +68,32 @@ export function nextTaskOfRound(db: Db, roundId: number) {
     .limit(1)
     .forShare("d")
     .executeTakeFirst();
+}
+
+/**
+ * Of these rounds, those with a task whose ETA may be recomputed now: not completed, its delivery
+ * under way, its ETA never computed or computed `minIntervalMs` ago or more (storeEta's rule). A
+ * round outside it would store no ETA, so a batch of positions skips its three queries.
+ */
+export async function roundsWithEtaDue(db: Db, roundIds: number[], minIntervalMs: number): Promise<number[]> {
+  if (roundIds.length === 0) return [];
+  const rows = await db
+    .selectFrom("round_tasks as rt")
+    .innerJoin("tasks as t", "t.id", "rt.task_id")
+    .innerJoin("deliveries as d", "d.id", "t.delivery_id")
+    .select("rt.round_id")
+    .distinct()
+    .where("rt.round_id", "in", roundIds)
+    .where("t.completed_at", "is", null)
+    .where("d.status", "in", ["scheduled", "picked_up"])
+    .where((eb) =>
+      eb.or([
+        eb("rt.eta_computed_at", "is", null),
+        eb("rt.eta_computed_at", "<=", sql<Date>`now() - make_interval(secs => ${minIntervalMs / 1000})`),
+      ]),
+    )
+    .execute();
+  return rows.map((r) => Number(r.round_id));
 }
 
 /** Stores an ETA unless one was computed less than `minIntervalMs` ago; true when stored. */

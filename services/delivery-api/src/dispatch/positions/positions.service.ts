@@ -8,13 +8,28 @@
 import type { Kysely } from "kysely";
 import type { Config } from "../../config.ts";
 import type { DB, Db } from "../../db/database.ts";
+import { activeRoundsOfVehicles } from "../rounds/rounds.repository.ts";
 import { estimateArrival, type Point } from "./geo.ts";
-import { type NewPosition, nextTaskOfRound, roundPositions, storeEta, upsertPosition } from "./positions.repository.ts";
+import {
+  type NewPosition,
+  nextTaskOfRound,
+  roundPositions,
+  roundsWithEtaDue,
+  storeEta,
+  upsertPositions,
+} from "./positions.repository.ts";
 import type { PositionSource } from "./positions.table.ts";
 
 export interface CurrentPosition extends Point {
   source: PositionSource;
   recorded_at: Date;
+}
+
+/** A tracker position as geo-ingest publishes it: its vehicle's round at the time. */
+export interface TrackerPosition extends Point {
+  roundId: number;
+  vehicleExternalId: string;
+  recordedAt: Date;
 }
 
 /** The spec's rule between a round's tracker and phone positions (see the top of this file). */
@@ -66,9 +81,38 @@ export function createPositionsService(db: Kysely<DB>, config: Config) {
     /** Stores a position of an active round and refreshes its next task's ETA. */
     async record(position: NewPosition) {
       await db.transaction().execute(async (trx) => {
-        await upsertPosition(trx, position);
+        await upsertPositions(trx, [position]);
         await refreshEta(trx, position.roundId);
       });
+    },
+
+    /**
+     * Stores a batch of tracker positions, each for its round if that round is active with that
+     * vehicle (else it is dropped), the newest per round; then refreshes the ETA of the rounds
+     * whose ETA is due. A fleet's positions arrive by thousands a second: one query finds the
+     * active rounds, one stores every position, one finds the ETAs due, whatever the batch's size;
+     * only the ETAs due (each at most every API_ETA_MIN_INTERVAL_MS) cost queries of their own.
+     */
+    async recordTrackerPositions(batch: TrackerPosition[]) {
+      const active = await activeRoundsOfVehicles(db, batch);
+      const newest = new Map<number, TrackerPosition>();
+      for (const p of batch) {
+        if (!active.has(p.roundId)) continue;
+        const seen = newest.get(p.roundId);
+        if (!seen || seen.recordedAt < p.recordedAt) newest.set(p.roundId, p);
+      }
+      // In round order, so that batches of two replicas lock the rows they share in one order.
+      const rounds = [...newest.keys()].sort((a, b) => a - b);
+      await upsertPositions(
+        db,
+        rounds.map((roundId) => {
+          const p = newest.get(roundId) as TrackerPosition;
+          return { roundId, source: "tracker", latitude: p.latitude, longitude: p.longitude, recordedAt: p.recordedAt };
+        }),
+      );
+      for (const roundId of await roundsWithEtaDue(db, rounds, config.API_ETA_MIN_INTERVAL_MS)) {
+        await db.transaction().execute((trx) => refreshEta(trx, roundId));
+      }
     },
   };
 }

@@ -141,15 +141,20 @@ export async function activeRoundIdsOf(db: Db, holder: "messenger_id" | "vehicle
   return rows.map((row) => row.id);
 }
 
-/** The round, if it is active and its vehicle has this external id. */
-export async function isActiveRoundOfVehicle(db: Db, roundId: number, vehicleExternalId: string) {
-  const round = await db
-    .selectFrom("rounds as r")
-    .innerJoin("vehicles as v", "v.id", "r.vehicle_id")
-    .select("r.id")
-    .where("r.id", "=", roundId)
-    .where("r.status", "=", "active")
-    .where("v.external_id", "=", vehicleExternalId)
-    .executeTakeFirst();
-  return round !== undefined;
+/**
+ * Of these (round, vehicle External ID) pairs, the rounds that are active with that vehicle: one
+ * query for a whole batch of tracker positions.
+ */
+export async function activeRoundsOfVehicles(
+  db: Db,
+  pairs: Array<{ roundId: number; vehicleExternalId: string }>,
+): Promise<Set<number>> {
+  if (pairs.length === 0) return new Set();
+  const { rows } = await sql<{ id: number }>`
+    select r.id
+      from unnest(${pairs.map((p) => p.roundId)}::bigint[], ${pairs.map((p) => p.vehicleExternalId)}::text[])
+           as given(round_id, external_id)
+      join rounds r on r.id = given.round_id and r.status = 'active'
+      join vehicles v on v.id = r.vehicle_id and v.external_id = given.external_id`.execute(db);
+  return new Set(rows.map((r) => Number(r.id)));
 }
