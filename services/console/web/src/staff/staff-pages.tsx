@@ -4,14 +4,51 @@
  * without `to` is shown, not linked). Every route here sits in the staff shell (router.tsx):
  * it exists for a staff session only, and the BFF answers its URL with 404 to anyone else.
  */
-import { type AnyRoute, createRoute } from "@tanstack/react-router";
+import { type AnyRoute, createRoute, lazyRouteComponent } from "@tanstack/react-router";
+import { accountsSearchOf } from "./accounts/accounts-search.ts";
 import { StaffHomePage } from "./home.tsx";
 import { PersonalTokensPage } from "./tokens.tsx";
+
+/**
+ * The sections' pages are chunks of their own, loaded when a staff person opens one: a shop's
+ * people, who load the same app, never download them (the initial load's budget, README).
+ */
+const accounts = (name: keyof typeof import("./accounts/index.ts")) =>
+  lazyRouteComponent(() => import("./accounts/index.ts"), name);
+const fleet = (name: keyof typeof import("./fleet/index.ts")) =>
+  lazyRouteComponent(() => import("./fleet/index.ts"), name);
 
 export function staffPages<TShell extends AnyRoute>(getParentRoute: () => TShell) {
   return [
     createRoute({ getParentRoute, path: "/staff", component: StaffHomePage }),
     createRoute({ getParentRoute, path: "/staff/tokens", component: PersonalTokensPage }),
+    createRoute({
+      getParentRoute,
+      path: "/staff/accounts",
+      validateSearch: accountsSearchOf,
+      component: accounts("AccountsPage"),
+    }),
+    createRoute({ getParentRoute, path: "/staff/accounts/new", component: accounts("NewAccountPage") }),
+    createRoute({ getParentRoute, path: "/staff/accounts/$accountId", component: accounts("AccountGeneralPage") }),
+    createRoute({
+      getParentRoute,
+      path: "/staff/accounts/$accountId/places",
+      component: accounts("AccountPlacesPage"),
+    }),
+    createRoute({ getParentRoute, path: "/staff/accounts/$accountId/zones", component: accounts("AccountZonesPage") }),
+    createRoute({
+      getParentRoute,
+      path: "/staff/accounts/$accountId/package-types",
+      component: accounts("AccountPackageTypesPage"),
+    }),
+    createRoute({
+      getParentRoute,
+      path: "/staff/accounts/$accountId/tariffs",
+      component: accounts("AccountTariffsPage"),
+    }),
+    createRoute({ getParentRoute, path: "/staff/fleet", component: fleet("VehiclesPage") }),
+    createRoute({ getParentRoute, path: "/staff/fleet/vehicles/$vehicleId", component: fleet("VehiclePage") }),
+    createRoute({ getParentRoute, path: "/staff/fleet/messengers", component: fleet("MessengersPage") }),
   ] as const;
 }
 
@@ -19,8 +56,8 @@ type StaffPath = ReturnType<typeof staffPages<AnyRoute>>[number]["path"];
 
 /** The shell's navigation, in order. */
 export const STAFF_SECTIONS: ReadonlyArray<{ label: string; to?: StaffPath }> = [
-  { label: "Accounts" },
-  { label: "Fleet" },
+  { label: "Accounts", to: "/staff/accounts" },
+  { label: "Fleet", to: "/staff/fleet" },
   { label: "Dispatch" },
   { label: "Live map" },
   { label: "System" },
