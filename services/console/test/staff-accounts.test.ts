@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
+import { waitFor } from "@dos/service-kit/testing";
 import { launchChromium } from "@dos/service-kit/testing-browser";
 import type { Browser, Locator, Page } from "playwright-core";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
@@ -326,6 +327,106 @@ describe("roles on the account pages", () => {
     await page.getByRole("alert").getByText("dispatcher may not POST /ops/v1/accounts/{accountId}/zones").waitFor();
     assert.equal(await page.getByRole("cell", { name: "75011", exact: true }).count(), 0);
     await checkPage(page, "account zones, a refusal shown");
+    await page.context().close();
+  });
+});
+
+/** A position posted to geo-ingest for a vehicle, as its tracker would: the answer's status and body. */
+async function postPosition(externalId: string, token?: string) {
+  const response = await fetch(`${bed.system.url("geo-ingest")}/external/vehicles/${externalId}/geolocations`, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...(token ? { "x-provider-token": token } : {}) },
+    body: JSON.stringify({ latitude: 48.8686, longitude: 2.3411, provider: "acme" }),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text ? JSON.parse(text) : undefined };
+}
+
+describe("fleet", () => {
+  test("a dispatcher adds a vehicle and a messenger; the vehicle's page shows its External ID and sets its tracker token, which geo-ingest then requires", async () => {
+    const { page, foreign, errors } = await newPage(browser, bed);
+    await signInWithApp(bed, page, "dispatcher");
+    await page.getByRole("navigation", { name: "Staff" }).getByRole("link", { name: "Fleet" }).click();
+    await page.getByRole("heading", { name: "Vehicles" }).waitFor();
+    const externalIdLabel = "External ID (the tracker's vehicle_id; fixed)";
+    await page.getByRole("button", { name: "Add the vehicle" }).click();
+    assert.equal(await fieldError(page, externalIdLabel), "external_id is required");
+    await page.getByLabel(externalIdLabel).fill("VAN-42");
+    await page.getByLabel("Tracker provider").fill("acme");
+    await page.getByLabel("Label (optional)").fill("Van 42");
+    await page.getByRole("button", { name: "Add the vehicle" }).click();
+    await page.getByRole("link", { name: "VAN-42" }).waitFor();
+    await checkPage(page, "vehicles");
+    await screenshot(page, "staff-vehicles");
+
+    await page.getByRole("link", { name: "VAN-42" }).click();
+    await page.getByRole("heading", { name: "Vehicle VAN-42" }).waitFor();
+    assert.equal(await page.getByTestId("external-id").textContent(), "VAN-42");
+    await page.getByTestId("token-state").getByText("none").waitFor();
+    // Without a token geo-ingest takes the tracker's word (FLEET has the vehicle within a moment).
+    await waitFor(async () => (await postPosition("VAN-42")).status === 200, 10_000, "the vehicle in geo-ingest");
+
+    const tokenLabel = "Token the provider sends (16 characters or more)";
+    await page.getByLabel(tokenLabel).fill("too short");
+    await page.getByRole("button", { name: "Set the token" }).click();
+    assert.equal(await fieldError(page, tokenLabel), "provider_token must be at least 16 characters");
+    const token = "acme-tracker-secret-0123456789";
+    await page.getByLabel(tokenLabel).fill(token);
+    await page.getByRole("button", { name: "Set the token" }).click();
+    await page.getByRole("status").getByText("Tracker token set").waitFor();
+    await page.getByTestId("token-state").getByText("set", { exact: true }).waitFor();
+    assert.equal(await page.getByLabel(tokenLabel).inputValue(), "", "the token is not kept in the page");
+    const refused = await waitFor(
+      async () => {
+        const answer = await postPosition("VAN-42");
+        return answer.status === 401 ? answer : undefined;
+      },
+      10_000,
+      "geo-ingest requiring the token",
+    );
+    assert.deepEqual(refused.body, { errors: ["X-Provider-Token is required for this vehicle"] });
+    // With it, the position is taken again (once the one-a-second slot of the first is past).
+    await waitFor(async () => (await postPosition("VAN-42", token)).status === 200, 10_000, "the token accepted");
+    await checkPage(page, "vehicle");
+    await screenshot(page, "staff-vehicle");
+
+    // Messengers: refused without a name, added, renamed.
+    await page.getByRole("navigation", { name: "Fleet" }).getByRole("link", { name: "Messengers" }).click();
+    await page.getByRole("heading", { name: "Messengers" }).waitFor();
+    await page.getByRole("button", { name: "Add the messenger" }).click();
+    assert.equal(await fieldError(page, "Name"), "name is required");
+    await page.getByLabel("Name", { exact: true }).fill("Paul");
+    await page.getByLabel("Phone (optional)").fill("06 12 34 56 78");
+    await page.getByRole("button", { name: "Add the messenger" }).click();
+    await page.getByRole("cell", { name: "Paul", exact: true }).waitFor();
+    await page.getByRole("button", { name: "Change Paul" }).click();
+    await page.getByLabel("Name", { exact: true }).fill("Paul Martin");
+    await page.getByRole("button", { name: "Save the messenger" }).click();
+    await page.getByRole("cell", { name: "Paul Martin", exact: true }).waitFor();
+    await checkPage(page, "messengers");
+    await screenshot(page, "staff-messengers");
+
+    assert.deepEqual(foreign, []);
+    assert.deepEqual(errors, []);
+    await page.context().close();
+  });
+
+  test("a read-only person reads the fleet but is offered no change", async () => {
+    const vehicle = await bed.ops<{ id: number }>("POST", "/vehicles", { external_id: "BIKE-7", provider: "acme" });
+    assert.equal(vehicle.status, 201);
+    const { page } = await newPage(browser, bed);
+    await signInWithApp(bed, page, "read_only");
+    await page.goto(`${bed.pageUrl}/staff/fleet`);
+    await page.getByRole("link", { name: "BIKE-7" }).click();
+    await page.getByRole("heading", { name: "Vehicle BIKE-7" }).waitFor();
+    assert.equal(await page.locator("main form").count(), 0);
+    assert.equal(await page.locator("main button").count(), 0);
+    const forced = await forcedCall(page, "PATCH", `/ops/v1/vehicles/${vehicle.body.id}`, { label: "mine" });
+    assert.deepEqual(forced, { status: 403, body: { errors: ["read_only may not PATCH /ops/v1/vehicles/{id}"] } });
+    await page.goto(`${bed.pageUrl}/staff/fleet/messengers`);
+    await page.getByRole("heading", { name: "Messengers" }).waitFor();
+    assert.equal(await page.locator("main form").count(), 0);
+    await checkPage(page, "messengers, read-only");
     await page.context().close();
   });
 });
