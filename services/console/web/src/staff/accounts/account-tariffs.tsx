@@ -263,7 +263,15 @@ function NewTariff(props: { accountId: string; latest: Tariff | null; invalidate
           </button>
         </div>
         <div className="tariff-sample">
-          <fieldset>
+          {/* Enter in a field of the sample previews its price: it must not save the tariff. */}
+          <fieldset
+            onKeyDown={(event) => {
+              if (event.key === "Enter" && event.target instanceof HTMLInputElement) {
+                event.preventDefault();
+                askPreview();
+              }
+            }}
+          >
             <legend>Sample delivery for the preview</legend>
             <Field label="Direction" name="sample.direction" path="sample.direction" errors={errors}>
               {(id, describedBy) => (

@@ -9,7 +9,7 @@ import type { FormEvent } from "react";
 import { when } from "../../pages/display.tsx";
 import { Errors, Field } from "../../pages/form-parts.tsx";
 import { textOf, useChange } from "../change.ts";
-import { answerOf, opsApi } from "../ops-api.ts";
+import { answerOf, errorsOf, opsApi } from "../ops-api.ts";
 import { useMayChange } from "../staff-access.ts";
 import { type Account, rateLimitText } from "./account-frame.tsx";
 import { type AccountsSearch, accountsSearchOf } from "./accounts-search.ts";
@@ -31,8 +31,7 @@ export function AccountsPage() {
           query: { page, per_page: PER_PAGE, ...(search.environment ? { environment: search.environment } : {}) },
         },
       });
-      if (!data)
-        throw new Error(((error as { errors?: string[] })?.errors ?? [`answered ${response.status}`]).join("; "));
+      if (!data) throw new Error(errorsOf(error, response.status).join("; "));
       return { accounts: data, hasNext: /rel="next"/.test(response.headers.get("link") ?? "") };
     },
   });
