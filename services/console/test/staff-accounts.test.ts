@@ -333,18 +333,23 @@ describe("roles on the account pages", () => {
 });
 
 /** A position posted to geo-ingest for a vehicle, as its tracker would: the answer's status and body. */
-async function postPosition(externalId: string, token?: string) {
+async function postPosition(externalId: string, token?: string, timestamp?: string, longitude = 2.3411) {
   const response = await fetch(`${bed.system.url("geo-ingest")}/external/vehicles/${externalId}/geolocations`, {
     method: "POST",
     headers: { "content-type": "application/json", ...(token ? { "x-provider-token": token } : {}) },
-    body: JSON.stringify({ latitude: 48.8686, longitude: 2.3411, provider: "acme" }),
+    body: JSON.stringify({
+      latitude: 48.8686,
+      longitude,
+      provider: "acme",
+      ...(timestamp ? { timestamp } : {}),
+    }),
   });
   const text = await response.text();
   return { status: response.status, body: text ? JSON.parse(text) : undefined };
 }
 
 describe("fleet", () => {
-  test("a dispatcher adds a vehicle and a messenger; the vehicle's page shows its External ID and sets its tracker token, which geo-ingest then requires", async () => {
+  test("a dispatcher adds a vehicle and a messenger; the vehicle's page shows its External ID, a tracker token set then rotated (shown once), and its last position with its age", async () => {
     const { page, foreign, errors } = await newPage(browser, bed);
     await signInWithApp(bed, page, "dispatcher");
     await page.getByRole("navigation", { name: "Staff" }).getByRole("link", { name: "Fleet" }).click();
@@ -388,6 +393,64 @@ describe("fleet", () => {
     assert.deepEqual(refused.body, { errors: ["X-Provider-Token is required for this vehicle"] });
     // With it, the position is taken again (once the one-a-second slot of the first is past).
     await waitFor(async () => (await postPosition("VAN-42", token)).status === 200, 10_000, "the token accepted");
+
+    // Rotated: a new token made by delivery-api, shown once with its copy button; the old one stops.
+    await page.getByRole("button", { name: "Rotate the token" }).click();
+    const rotated = (await page.getByTestId("new-tracker-token").textContent()) ?? "";
+    assert.match(rotated, /^[A-Za-z0-9_-]{43}$/);
+    await page.getByRole("button", { name: "Copy token" }).click();
+    await page.getByRole("button", { name: "Copied" }).waitFor();
+    assert.equal(await page.evaluate("navigator.clipboard.readText()"), rotated);
+    const stale = await waitFor(
+      async () => {
+        const answer = await postPosition("VAN-42", token);
+        return answer.status === 401 ? answer : undefined;
+      },
+      10_000,
+      "the old token refused",
+    );
+    assert.deepEqual(stale.body, { errors: ["X-Provider-Token is invalid"] });
+
+    // On a round, a position its tracker sends becomes the page's last position, with its age, and is on the map.
+    const vehicleId = Number(/\/vehicles\/(\d+)$/.exec(page.url())?.[1]);
+    const messenger = await bed.ops<{ id: number }>("POST", "/messengers", { name: "Jeanne" });
+    const round = await bed.ops<{ id: number }>("POST", "/rounds", {
+      messenger_id: messenger.body.id,
+      vehicle_id: vehicleId,
+    });
+    assert.equal((await bed.ops("POST", `/rounds/${round.body.id}/start`)).status, 200);
+    await page.getByTestId("current-round").getByText(`round #${round.body.id}, Jeanne`).waitFor();
+    const recordedAt = new Date(Date.now() - 30_000).toISOString();
+    // Taken once the round's start reached geo-ingest (the same position sent again is stored once).
+    await waitFor(
+      async () => {
+        if ((await postPosition("VAN-42", rotated, recordedAt)).status !== 200) return undefined;
+        const stored = await bed.ops<{ positions: unknown[] }>("GET", `/vehicles/${vehicleId}/positions?limit=1`);
+        return stored.body.positions.length === 1;
+      },
+      15_000,
+      "the position stored",
+    );
+    await page.getByTestId("last-position").getByText("48.86860, 2.34110").waitFor();
+    const shownAge = (await page.getByTestId("last-position-age").textContent()) ?? "";
+    const seconds = /^(\d+) s ago$/.exec(shownAge)?.[1];
+    assert.ok(shownAge.endsWith(" min ago") || Number(seconds) >= 30, `age ${shownAge}`);
+    await page.getByTestId("recent-positions").getByRole("cell", { name: "48.86860, 2.34110" }).waitFor();
+    // Two more, eastwards: the newest is the last position, the three are the track.
+    for (const [secondsAgo, longitude] of [
+      [20, 2.35],
+      [10, 2.36],
+    ] as const) {
+      const at = new Date(Date.now() - secondsAgo * 1000).toISOString();
+      await waitFor(async () => (await postPosition("VAN-42", rotated, at, longitude)).status === 200, 10_000);
+    }
+    await page.getByTestId("last-position").getByText("48.86860, 2.36000").waitFor();
+    await page.getByTestId("recent-positions").getByText("The latest 3 of the 3 positions on the map").waitFor();
+    await page.locator('[data-testid="vehicle-map"][data-loaded]').waitFor();
+    await page.reload();
+    await page.getByRole("heading", { name: "Vehicle VAN-42" }).waitFor();
+    assert.equal(await page.getByTestId("new-tracker-token").count(), 0, "the token is shown once");
+    await page.locator('[data-testid="vehicle-map"][data-loaded]').waitFor();
     await checkPage(page, "vehicle");
     await screenshot(page, "staff-vehicle");
 

@@ -1,6 +1,7 @@
 /**
  * The fleet's vehicles: each with its External ID (the `vehicle_id` its tracker posts positions
- * to), provider, whether a tracker token is set, and its current round; and a new vehicle
+ * to), provider, whether a tracker token is set, its current round and when its tracker last sent a
+ * position; and a new vehicle
  * (dispatchers and administrators). A vehicle's own page has the rest.
  */
 import { useQuery } from "@tanstack/react-query";
@@ -54,7 +55,7 @@ export function VehiclesPage() {
               <th scope="col">Provider</th>
               <th scope="col">Tracker token</th>
               <th scope="col">Current round</th>
-              <th scope="col">Added</th>
+              <th scope="col">Last position</th>
             </tr>
           </thead>
           <tbody>
@@ -68,8 +69,12 @@ export function VehiclesPage() {
                 <td>{vehicle.label ?? "—"}</td>
                 <td>{vehicle.provider}</td>
                 <td>{vehicle.has_provider_token ? "set" : "none"}</td>
-                <td>{vehicle.active_round_id === null ? "none" : `round #${vehicle.active_round_id}`}</td>
-                <td>{when(vehicle.created_at)}</td>
+                <td>
+                  {vehicle.current_round
+                    ? `round #${vehicle.current_round.id} (${vehicle.current_round.messenger.name})`
+                    : "none"}
+                </td>
+                <td>{vehicle.last_position ? when(vehicle.last_position.recorded_at) : "none yet"}</td>
               </tr>
             ))}
           </tbody>
