@@ -166,6 +166,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ops/v1/accounts/{accountId}/tariffs/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Price a sample delivery under a draft tariff, before storing it (nothing is stored)
+         * @description The body is the tariff as `POST .../tariffs` takes it, plus `sample`: a delivery described by its direction, packages, slot length and lead time. The answer is its price and itemised lines under the draft, as if in force (`effective_from` is not used). A draft pricing would refuse is a 422 with pricing's own messages.
+         */
+        post: operations["tariffs.preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ops/v1/accounts/{accountId}/users": {
         parameters: {
             query?: never;
@@ -1468,6 +1488,15 @@ export interface components {
             service_day: string;
             status: "delivered" | "failed" | "cancelled";
             tariff_id: number | null;
+        };
+        /** TariffPreview */
+        TariffPreview: {
+            lines: {
+                amount_cents: number;
+                code: string;
+                label: string;
+            }[];
+            price_cents: number;
         };
         /** Task */
         Task: {
@@ -2878,6 +2907,125 @@ export interface operations {
                             from_kg: number;
                         }[];
                     };
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "tariffs.preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                accountId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Base price per direction. */
+                    base_cents: {
+                        inbound: number;
+                        other: number;
+                        outbound: number;
+                    };
+                    /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                    effective_from?: string;
+                    /**
+                     * @description On the time from requested_at to the earliest slot start; strictly ascending; the smallest that applies.
+                     * @default []
+                     */
+                    lead_time_surcharges: {
+                        cents: number;
+                        shorter_than_minutes: number;
+                    }[];
+                    /**
+                     * @description The price is never below it.
+                     * @default 0
+                     */
+                    minimum_cents: number;
+                    /** @description Free text for operators. */
+                    note?: string;
+                    /**
+                     * @description Times the number of packages (sum of amounts).
+                     * @default 0
+                     */
+                    per_package_cents: number;
+                    sample: {
+                        direction: "outbound" | "inbound" | "other";
+                        /** @description Time from the request to the earliest slot start. */
+                        lead_time_minutes: number;
+                        packages: {
+                            amount: number;
+                            volume_dm3: number;
+                            weight_kg: number;
+                        }[];
+                        /** @description Length of the delivery's shortest slot. */
+                        slot_minutes: number;
+                    };
+                    /**
+                     * @description On the shortest slot; strictly ascending thresholds; the smallest that applies.
+                     * @default []
+                     */
+                    slot_surcharges: {
+                        cents: number;
+                        shorter_than_minutes: number;
+                    }[];
+                    /**
+                     * @description On the total volume; strictly ascending from_dm3.
+                     * @default []
+                     */
+                    volume_bands: {
+                        cents: number;
+                        from_dm3: number;
+                    }[];
+                    /**
+                     * @description On the total weight; strictly ascending from_kg.
+                     * @default []
+                     */
+                    weight_bands: {
+                        cents: number;
+                        from_kg: number;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description Done. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TariffPreview"];
                 };
             };
             /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */

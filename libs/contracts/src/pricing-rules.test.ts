@@ -4,11 +4,13 @@ import { describe, test } from "node:test";
 import {
   formatCents,
   type PricedDelivery,
+  previewPrice,
   pricedDeliveryOf,
   priceLines,
   quoteDelivery,
   type TariffVersion,
   tariffInForce,
+  tariffRuleProblems,
   tariffVersionsOf,
 } from "./pricing-rules.ts";
 import type { QuoteLine } from "./schemas/pricing.ts";
@@ -364,5 +366,57 @@ describe("a quote request and a bucket entry as the rules read them", () => {
     const fromEntry = quoteDelivery(tariffVersionsOf(entry), read.delivery);
     assert.equal(fromEntry.tariff_id, 4);
     assert.deepEqual(fromEntry, quoteDelivery(versions, read.delivery));
+  });
+});
+
+describe("a draft tariff (the operator's preview)", () => {
+  test("a sample is priced with the lines a quote of the same delivery would have", () => {
+    const sample = {
+      direction: "outbound" as const,
+      packages: [{ amount: 2, volume_dm3: 30, weight_kg: 6 }],
+      slot_minutes: 45,
+      lead_time_minutes: 300,
+    };
+    const start = new Date(requestedAt.getTime() + 300 * MINUTE);
+    const quoted = priceLines(rules, {
+      direction: "outbound",
+      packages: sample.packages,
+      slots: [{ startsAt: start, endsAt: new Date(start.getTime() + 45 * MINUTE) }],
+      requestedAt,
+    });
+    const preview = previewPrice(rules, sample);
+    assert.deepEqual(preview.lines, quoted);
+    assert.deepEqual(
+      preview.lines.map((line) => line.label),
+      [
+        "Base price (outbound)",
+        "2 packages × 0.50",
+        "Total weight 12 kg (band from 10 kg)",
+        "Slot of 45 min (shorter than 60 min)",
+        "Lead time of 300 min (shorter than 1440 min)",
+      ],
+    );
+    assert.equal(preview.price_cents, 1000 + 100 + 300 + 700 + 250);
+  });
+
+  test("bands and thresholds must be strictly ascending, each problem named", () => {
+    assert.deepEqual(tariffRuleProblems(rules), []);
+    assert.deepEqual(
+      tariffRuleProblems({
+        ...rules,
+        weight_bands: [
+          { from_kg: 10, cents: 1 },
+          { from_kg: 10, cents: 2 },
+        ],
+        slot_surcharges: [
+          { shorter_than_minutes: 120, cents: 1 },
+          { shorter_than_minutes: 60, cents: 2 },
+        ],
+      }),
+      [
+        "weight_bands[1].from_kg must be greater than weight_bands[0].from_kg (10)",
+        "slot_surcharges[1].shorter_than_minutes must be greater than slot_surcharges[0].shorter_than_minutes (120)",
+      ],
+    );
   });
 });

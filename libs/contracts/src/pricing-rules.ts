@@ -14,7 +14,7 @@
  */
 import type { Direction } from "./schemas/delivery.ts";
 import type { QuoteLine, QuoteReply, QuoteRequest } from "./schemas/pricing.ts";
-import type { AccountTariffs, TariffRules } from "./schemas/tariffs.ts";
+import type { AccountTariffs, TariffPreview, TariffPreviewInput, TariffRules } from "./schemas/tariffs.ts";
 import { parseTimestamp } from "./timestamps.ts";
 
 /** A stored tariff version as the rules need it. */
@@ -84,6 +84,24 @@ export function quoteDelivery(versions: readonly TariffVersion[], delivery: Pric
   if (!tariff) return { price_cents: null, tariff_id: null, lines: [] };
   const lines = priceLines(tariff, delivery);
   return { price_cents: sumLines(lines), tariff_id: tariff.id, lines };
+}
+
+/**
+ * The price of the operator's sample delivery under a draft tariff, as if the draft were in
+ * force: requested at an arbitrary fixed instant, its slot starting lead_time_minutes later and
+ * lasting slot_minutes, so the lines name exactly the sample's figures.
+ */
+export function previewPrice(tariff: TariffRules, sample: TariffPreviewInput["sample"]): TariffPreview {
+  const requestedAt = new Date(0);
+  const startsAt = new Date(sample.lead_time_minutes * MINUTE_MS);
+  const endsAt = new Date(startsAt.getTime() + sample.slot_minutes * MINUTE_MS);
+  const lines = priceLines(tariff, {
+    direction: sample.direction,
+    packages: sample.packages,
+    slots: [{ startsAt, endsAt }],
+    requestedAt,
+  });
+  return { price_cents: sumLines(lines), lines };
 }
 
 /** The itemised price of a delivery under one tariff. */
@@ -182,6 +200,33 @@ function roundQuantity(value: number): number {
 /** Minutes shown in a label: whole minutes elapsed, never negative (a slot already started shows 0). */
 function wholeMinutes(ms: number): number {
   return Math.max(0, Math.floor(ms / MINUTE_MS));
+}
+
+/**
+ * What a tariff's rules must satisfy beyond their schema: bands and thresholds strictly
+ * ascending, so "the band from X" and "the smallest threshold" always name exactly one entry.
+ * Empty when none. Pricing refuses to store a tariff with problems; the operator's preview of a
+ * draft tariff answers the same messages.
+ */
+export function tariffRuleProblems(rules: TariffRules): string[] {
+  return [
+    ...ascending(rules.weight_bands, "weight_bands", "from_kg"),
+    ...ascending(rules.volume_bands, "volume_bands", "from_dm3"),
+    ...ascending(rules.slot_surcharges, "slot_surcharges", "shorter_than_minutes"),
+    ...ascending(rules.lead_time_surcharges, "lead_time_surcharges", "shorter_than_minutes"),
+  ];
+}
+
+function ascending<T, K extends keyof T & string>(items: readonly T[], label: string, key: K): string[] {
+  const problems: string[] = [];
+  for (let i = 1; i < items.length; i++) {
+    const previous = items[i - 1]?.[key] as number;
+    const current = items[i]?.[key] as number;
+    if (!(current > previous)) {
+      problems.push(`${label}[${i}].${key} must be greater than ${label}[${i - 1}].${key} (${previous})`);
+    }
+  }
+  return problems;
 }
 
 /** 1234 → "12.34": the tariff does not name a currency. */

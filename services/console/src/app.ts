@@ -18,7 +18,7 @@ import { createOpsClient } from "./delivery-api/ops-client.ts";
 import { mailerFromConfig } from "./mail/mailer.ts";
 import { mapRoutes, mapStyleRoutes } from "./map/map.routes.ts";
 import { operatorApiRoutes } from "./operator-api/operator-api.routes.ts";
-import { peopleOpsRoutes, peopleRoutes } from "./people/people.routes.ts";
+import { peopleOpsRoutes, peopleRoutes, staffInvitationRoutes } from "./people/people.routes.ts";
 import { createPeople } from "./people/people.service.ts";
 import { createSealer } from "./secrets.ts";
 import { cookieNames, csrfGuard } from "./sessions/cookies.ts";
@@ -93,6 +93,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       await api.register(staffAdminRoutes, { staff, sessions, ops, cookies });
       await api.register(systemRoutes, { monitor, sessions, ops, cookies });
       await api.register(peopleRoutes, routeOptions);
+      await api.register(staffInvitationRoutes, routeOptions);
       await api.register(accountRoutes, { db, ops, sessions, cookies });
       await api.register(billingRoutes, { ops, sessions, cookies });
       await api.register(clientApiRoutes, {

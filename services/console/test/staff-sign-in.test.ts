@@ -437,6 +437,56 @@ describe("the operator API through the console", () => {
     assert.ok(Array.isArray(bad.body.errors));
   });
 
+  test("an administrator invites a shop's user; the role is delivery-api's, asked at each call", async () => {
+    const admin = await enrolledStaff("admin");
+    const account = await admin.browser.call("POST", "/ops/v1/accounts", {
+      company_name: "Primeurs",
+      environment: "test",
+    });
+    const email = `buyer-${account.body.id}@shop.example`;
+    const user = await admin.browser.call("POST", `/ops/v1/accounts/${account.body.id}/users`, { email });
+    assert.equal(user.status, 201, JSON.stringify(user.body));
+
+    const noCsrf = await admin.browser.call("POST", "/api/staff/user-invitations", { email }, { csrf: false });
+    assert.equal(noCsrf.status, 403);
+    const invited = await admin.browser.call("POST", "/api/staff/user-invitations", { email });
+    assert.equal(invited.status, 201, JSON.stringify(invited.body));
+    assert.equal(invited.body.email, email);
+    const link = await bed.lastLinkTo(email);
+    assert.match(link, /\/invitation#token=/);
+    // The link is the shop's: it signs the user in to their account.
+    const shop = new Browser(bed.url);
+    await shop.open();
+    const accepted = await shop.call("POST", "/api/invitations/accept", { token: tokenOf(link), password: PASSWORD });
+    assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+    assert.equal(accepted.body.user.account.id, account.body.id);
+
+    const unknown = await admin.browser.call("POST", "/api/staff/user-invitations", { email: "nobody@shop.example" });
+    assert.deepEqual(
+      [unknown.status, unknown.body],
+      [404, { errors: ["user with e-mail nobody@shop.example not found"] }],
+    );
+    const blank = await admin.browser.call("POST", "/api/staff/user-invitations", { email: "" });
+    assert.equal(blank.status, 422);
+
+    // Other roles, and a shop session, may not; nor may the administrator once demoted (no cache of the role).
+    const dispatcher = await enrolledStaff("dispatcher");
+    const refused = await dispatcher.browser.call("POST", "/api/staff/user-invitations", { email });
+    assert.deepEqual(
+      [refused.status, refused.body],
+      [403, { errors: ["dispatcher may not invite a shop's users: administrators only"] }],
+    );
+    const asShop = await shop.call("POST", "/api/staff/user-invitations", { email });
+    assert.equal(asShop.status, 401);
+    const demoted = await bed.ops("PATCH", `/staff/${admin.staff.id}`, { role: "read_only" });
+    assert.equal(demoted.status, 200);
+    const after = await admin.browser.call("POST", "/api/staff/user-invitations", { email });
+    assert.deepEqual(
+      [after.status, after.body],
+      [403, { errors: ["read_only may not invite a shop's users: administrators only"] }],
+    );
+  });
+
   test("a shop session, or none, finds nothing: /ops/v1 is 404 for any method (before CSRF), staff pages too", async () => {
     const shopUser = await bed.newAccountUser();
     await bed.invite(shopUser.email);

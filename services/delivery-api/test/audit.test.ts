@@ -126,6 +126,27 @@ describe("audit log", () => {
     assert.ok(recent.some((entry) => entry.resource_type === "messengers" && entry.after !== null));
   });
 
+  test("a tariff preview changes nothing and is not audited; a dispatcher may not ask one", async () => {
+    const body = {
+      base_cents: { outbound: 700, inbound: 700, other: 900 },
+      sample: {
+        direction: "outbound",
+        packages: [{ amount: 1, volume_dm3: 5, weight_kg: 2 }],
+        slot_minutes: 120,
+        lead_time_minutes: 1440,
+      },
+    };
+    const preview = await call(admin.ops, "post", `/accounts/${shop.accountId}/tariffs/preview`, body);
+    assert.deepEqual([preview.status, preview.body.price_cents], [200, 700], JSON.stringify(preview.body));
+    const refused = await call(dispatcher.ops, "post", `/accounts/${shop.accountId}/tariffs/preview`, body);
+    assert.deepEqual(
+      [refused.status, refused.body],
+      [403, { errors: ["dispatcher may not POST /ops/v1/accounts/{accountId}/tariffs/preview"] }],
+    );
+    const recent = await entries("limit=200");
+    assert.equal(recent.filter((e) => [preview.requestId, refused.requestId].includes(e.request_id)).length, 0);
+  });
+
   test("automation is audited as automation; a create records the new resource's id and no before", async () => {
     const created = await call(ops, "post", "/messengers", { name: "Auto" });
     assert.equal(created.status, 201);

@@ -4,7 +4,7 @@
  * status, and pricing absent or off-contract is a 503 with Retry-After.
  */
 import assert from "node:assert/strict";
-import { after, before, test } from "node:test";
+import { after, before, describe, test } from "node:test";
 import { natsNames, SERVICE_ERROR_HEADERS, type Tariff } from "@dos/contracts";
 import { connectNats, createHttpApp, createLifecycle, createLogger, type NatsHandle } from "@dos/service-kit";
 import { randomNamespace, testInfra } from "@dos/service-kit/testing";
@@ -175,4 +175,111 @@ test("pricing absent, silent, failing or off-contract is a 503 with Retry-After"
     (msg) => msg.respond(JSON.stringify({ tariffs: [{ id: 1 }] })),
     () => unavailable(retry),
   );
+});
+
+describe("the preview of a draft tariff", () => {
+  /** The pricing README's worked example: a tariff, and a delivery priced 22.50 under it. */
+  const draft = {
+    base_cents: { outbound: 900, inbound: 1100, other: 1400 },
+    per_package_cents: 100,
+    weight_bands: [
+      { from_kg: 10, cents: 250 },
+      { from_kg: 30, cents: 800 },
+    ],
+    volume_bands: [{ from_dm3: 100, cents: 300 }],
+    slot_surcharges: [
+      { shorter_than_minutes: 60, cents: 500 },
+      { shorter_than_minutes: 120, cents: 200 },
+    ],
+    lead_time_surcharges: [
+      { shorter_than_minutes: 240, cents: 600 },
+      { shorter_than_minutes: 1440, cents: 300 },
+    ],
+    minimum_cents: 1000,
+    note: "draft",
+  };
+  const sample = {
+    direction: "outbound",
+    packages: [
+      { amount: 2, volume_dm3: 30, weight_kg: 6 },
+      { amount: 1, volume_dm3: 12, weight_kg: 1.5 },
+    ],
+    slot_minutes: 45,
+    lead_time_minutes: 300,
+  };
+  const preview = (accountId: number | string, payload: unknown) =>
+    app.inject({ method: "POST", url: `/ops/v1/accounts/${accountId}/tariffs/preview`, payload: payload as object });
+  /** Runs `run` while every pricing subject is watched: the preview must ask pricing nothing. */
+  const withoutPricing = (run: () => Promise<void>) =>
+    asPricing(`${names.subjects.pricingTariffs}.>`, () => assert.fail("pricing was asked"), run).then((asked) =>
+      assert.deepEqual(asked, []),
+    );
+
+  test("prices the sample under the draft, line by line, and stores nothing", async () => {
+    await withoutPricing(async () => {
+      const response = await preview(KNOWN_ACCOUNT, { ...draft, sample });
+      assert.equal(response.statusCode, 200, response.body);
+      assert.deepEqual(response.json(), {
+        price_cents: 2250,
+        lines: [
+          { code: "base", label: "Base price (outbound)", amount_cents: 900 },
+          { code: "packages", label: "3 packages × 1.00", amount_cents: 300 },
+          { code: "weight_band", label: "Total weight 13.5 kg (band from 10 kg)", amount_cents: 250 },
+          { code: "slot_surcharge", label: "Slot of 45 min (shorter than 60 min)", amount_cents: 500 },
+          { code: "lead_time_surcharge", label: "Lead time of 300 min (shorter than 1440 min)", amount_cents: 300 },
+        ],
+      });
+      // Two days ahead with a 2-hour slot, as the README says: 14.50; the minimum tops a small one up.
+      const relaxed = await preview(KNOWN_ACCOUNT, {
+        ...draft,
+        sample: { ...sample, slot_minutes: 120, lead_time_minutes: 2880 },
+      });
+      assert.equal(relaxed.json().price_cents, 1450);
+      const small = await preview(KNOWN_ACCOUNT, {
+        base_cents: { outbound: 400, inbound: 400, other: 400 },
+        minimum_cents: 1000,
+        sample: { ...sample, packages: [{ amount: 1, volume_dm3: 1, weight_kg: 1 }] },
+      });
+      assert.deepEqual(small.json().lines.at(-1), { code: "minimum", label: "Minimum price 10.00", amount_cents: 600 });
+    });
+  });
+
+  test("a draft pricing would refuse is a 422 with pricing's messages; a bad sample names its field", async () => {
+    await withoutPricing(async () => {
+      const unordered = await preview(KNOWN_ACCOUNT, {
+        ...draft,
+        weight_bands: [
+          { from_kg: 30, cents: 800 },
+          { from_kg: 10, cents: 250 },
+        ],
+        sample,
+      });
+      assert.equal(unordered.statusCode, 422);
+      assert.deepEqual(unordered.json(), {
+        errors: ["weight_bands[1].from_kg must be greater than weight_bands[0].from_kg (30)"],
+      });
+      const bad = await preview(KNOWN_ACCOUNT, {
+        ...draft,
+        per_package_cents: -1,
+        sample: { ...sample, slot_minutes: 0, packages: [] },
+      });
+      assert.equal(bad.statusCode, 422);
+      assert.deepEqual(
+        new Set(bad.json().errors),
+        new Set([
+          "per_package_cents must be at least 0",
+          "sample.packages must have at least 1 entry",
+          "sample.slot_minutes must be at least 1",
+        ]),
+      );
+      const none = await preview(KNOWN_ACCOUNT, draft);
+      assert.deepEqual(none.json(), { errors: ["sample is required"] });
+    });
+  });
+
+  test("an unknown account is a 404", async () => {
+    const response = await preview(6, { ...draft, sample });
+    assert.equal(response.statusCode, 404);
+    assert.deepEqual(response.json(), { errors: ["account 6 not found"] });
+  });
 });

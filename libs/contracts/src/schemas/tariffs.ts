@@ -4,7 +4,9 @@
  * replaces it from then on, so the tariff in force at any past moment stays what it was.
  */
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { Nullable, Timestamp } from "./common.ts";
+import { LIMITS, Nullable, Timestamp } from "./common.ts";
+import { Direction } from "./delivery.ts";
+import { QuoteLine } from "./pricing.ts";
 
 /** Bounds of the tariff numbers (ours): a price component up to 100,000.00, a threshold up to a week. */
 export const TARIFF_LIMITS = {
@@ -12,6 +14,8 @@ export const TARIFF_LIMITS = {
   bandsPerComponent: 20,
   thresholdMinutes: 7 * 24 * 60,
   noteLength: 500,
+  /** Longest slot or lead time of a preview's sample: a year. */
+  previewMinutes: 366 * 24 * 60,
 } as const;
 
 const Cents = (extra: object = {}) => Type.Integer({ minimum: 0, maximum: TARIFF_LIMITS.cents, ...extra });
@@ -68,6 +72,55 @@ export const TariffInput = Type.Object(
   { additionalProperties: false },
 );
 export type TariffInput = Static<typeof TariffInput>;
+
+/**
+ * A sample delivery the operator prices a draft tariff with, before storing it: described in the
+ * tariff's own terms (slot length, lead time), so the preview does not depend on the clock.
+ */
+const TariffPreviewSample = Type.Object(
+  {
+    direction: Direction,
+    packages: Type.Array(
+      Type.Object(
+        {
+          amount: Type.Integer({ minimum: 1, maximum: LIMITS.packageAmount }),
+          volume_dm3: Type.Number({ minimum: 0, maximum: LIMITS.packageVolumeDm3 }),
+          weight_kg: Type.Number({ minimum: 0, maximum: LIMITS.packageWeightKg }),
+        },
+        { additionalProperties: false },
+      ),
+      { minItems: 1, maxItems: LIMITS.packagesPerDelivery },
+    ),
+    slot_minutes: Type.Integer({
+      minimum: 1,
+      maximum: TARIFF_LIMITS.previewMinutes,
+      description: "Length of the delivery's shortest slot.",
+    }),
+    lead_time_minutes: Type.Integer({
+      minimum: 0,
+      maximum: TARIFF_LIMITS.previewMinutes,
+      description: "Time from the request to the earliest slot start.",
+    }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * The operator API's preview body: a draft tariff, exactly as it would be stored (its
+ * `effective_from` is not used: the draft is priced as if in force), and the sample to price.
+ */
+export const TariffPreviewInput = Type.Object(
+  { ...TariffInput.properties, sample: TariffPreviewSample },
+  { additionalProperties: false },
+);
+export type TariffPreviewInput = Static<typeof TariffPreviewInput>;
+
+/** The sample's price under the draft and its lines, as a quote would give them; nothing is stored. */
+export const TariffPreview = Type.Object(
+  { price_cents: Type.Integer({ minimum: 0 }), lines: Type.Array(QuoteLine) },
+  { title: "TariffPreview", additionalProperties: false },
+);
+export type TariffPreview = Static<typeof TariffPreview>;
 
 /** A stored tariff version. */
 export const Tariff = Type.Object(

@@ -1,10 +1,13 @@
 /**
  * Public routes of the people feature, under /api: accept an invitation and set a password,
- * ask for and complete a password reset. Each completed link signs the person in.
+ * ask for and complete a password reset. Each completed link signs the person in. And the
+ * invitation of a shop's user by the operator: on the internal listener (operator token), and
+ * for the staff's administrators in their session (`/api/staff/user-invitations`).
  */
+import { forbidden, HttpError } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import { Email, Password, type SessionRoutesOptions, signIn } from "../sessions/sessions.routes.ts";
+import { Email, Password, type SessionRoutesOptions, signIn, staffSessionOf } from "../sessions/sessions.routes.ts";
 
 const LinkBody = Type.Object(
   { token: Type.String({ minLength: 1, maxLength: 100 }), password: Password },
@@ -53,5 +56,29 @@ export async function peopleOpsRoutes(app: FastifyInstance, options: { people: S
     "/invitations",
     { schema: { body: ResetBody } },
     async (request, reply) => reply.code(201).send(await options.people.invite(request.body.email.trim())),
+  );
+}
+
+/**
+ * A staff administrator invites a shop's user from the staff pages (under /api, the CSRF guard
+ * already ran). The role is delivery-api's, asked with the session's own staff token at each
+ * call (`GET /ops/v1/staff/me`): never what the page says, nor what the session held at sign-in.
+ */
+export async function staffInvitationRoutes(app: FastifyInstance, options: SessionRoutesOptions) {
+  app.post<{ Body: Static<typeof ResetBody> }>(
+    "/staff/user-invitations",
+    { schema: { body: ResetBody } },
+    async (request, reply) => {
+      const user = await staffSessionOf(request, options.sessions, options.cookies);
+      if (!user) return reply.code(401).send({ errors: ["sign in first: the session is missing or has ended"] });
+      const actor = await options.ops.staffMe(user.staffToken);
+      if (actor?.kind !== "staff" || actor.id !== user.staffId) {
+        await options.sessions.end(user.sessionId);
+        throw new HttpError(401, "the staff session has ended: sign in again");
+      }
+      if (actor.role !== "admin") throw forbidden(`${actor.role} may not invite a shop's users: administrators only`);
+      reply.header("cache-control", "no-store");
+      return reply.code(201).send(await options.people.invite(request.body.email.trim()));
+    },
   );
 }

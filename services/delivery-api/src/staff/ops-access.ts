@@ -99,6 +99,8 @@ export const OPS_ACCESS: Readonly<Record<string, AccessRule>> = {
   "DELETE /accounts/:accountId/zones": "admin",
   "DELETE /accounts/:accountId/zones/:postalCode": "admin",
   "POST /accounts/:accountId/tariffs": "admin",
+  // Changes nothing, but is the tariff form's: an admin's.
+  "POST /accounts/:accountId/tariffs/preview": "admin",
   "POST /accounts/:accountId/webhooks": "admin",
   "DELETE /accounts/:accountId/webhooks/:id": "admin",
   "POST /accounts/:accountId/webhooks/:id/rotate": "admin",

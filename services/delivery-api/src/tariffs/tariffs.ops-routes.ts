@@ -2,18 +2,24 @@
  * Operator API for tariffs (mounted under /ops/v1, where the bearer guard already ran). The
  * pricing service owns tariffs; these routes forward over the bus and answer in the error
  * shape: pricing's refusals keep their status (422, 404, 409), and pricing not answering, or
- * answering something off-contract, is a 503 with Retry-After.
+ * answering something off-contract, is a 503 with Retry-After. The preview of a draft tariff
+ * stores nothing and needs no tariff of pricing's: it is priced here, with the pricing rules
+ * pricing itself quotes with (libs/contracts), so it answers what a quote would.
  */
 import {
   compileValidator,
   natsNames,
+  previewPrice,
   type Tariff,
   TariffInput,
   type TariffListReply,
   TariffListReply as TariffListReplySchema,
+  TariffPreview,
+  TariffPreviewInput,
   Tariff as TariffSchema,
+  tariffRuleProblems,
 } from "@dos/contracts";
-import { HttpError, notFound } from "@dos/service-kit";
+import { HttpError, notFound, unprocessable } from "@dos/service-kit";
 import type { NatsConnection } from "@nats-io/nats-core";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyRequest } from "fastify";
@@ -105,6 +111,32 @@ export async function tariffsOpsRoutes(app: FastifyInstance, options: TariffsOps
         validateTariff,
       );
       return reply.code(201).send(tariff);
+    },
+  );
+
+  app.post<{ Params: AccountParams; Body: TariffPreviewInput }>(
+    "/accounts/:accountId/tariffs/preview",
+    {
+      // It changes nothing: no more an audited change than a GET is.
+      config: { audited: false },
+      schema: {
+        operationId: "tariffs.preview",
+        response: { 200: TariffPreview },
+        summary: "Price a sample delivery under a draft tariff, before storing it (nothing is stored)",
+        description:
+          "The body is the tariff as `POST .../tariffs` takes it, plus `sample`: a delivery described by its " +
+          "direction, packages, slot length and lead time. The answer is its price and itemised lines under the " +
+          "draft, as if in force (`effective_from` is not used). A draft pricing would refuse is a 422 with " +
+          "pricing's own messages.",
+        body: TariffPreviewInput,
+      },
+    },
+    async (request) => {
+      await accountId(request.params);
+      const { sample, ...tariff } = request.body;
+      const problems = tariffRuleProblems(tariff);
+      if (problems.length > 0) throw unprocessable(problems);
+      return previewPrice(tariff, sample);
     },
   );
 }

@@ -15,13 +15,14 @@ import {
   type TariffListReply,
   TariffListRequest,
   type TariffsChanged,
+  tariffRuleProblems,
 } from "@dos/contracts";
 import { validationMessages } from "@dos/service-kit";
 import type { NatsConnection } from "@nats-io/nats-core";
 import type { Db } from "../db/database.ts";
 import { invalidTariff, malformedRequest, tariffNotFound, tariffVersionExists } from "../errors.ts";
 import type { TariffCache } from "./tariff-cache.ts";
-import { effectiveFromProblem, tariffRuleProblems } from "./tariff-checks.ts";
+import { effectiveFromProblem } from "./tariff-checks.ts";
 import type { TariffsBucketWriter } from "./tariffs.bucket.ts";
 import { findTariff, insertTariff, listTariffsByAccount, toTariff } from "./tariffs.repository.ts";
 

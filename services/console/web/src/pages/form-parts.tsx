@@ -18,6 +18,8 @@ export function Field(props: {
   minLength?: number;
   maxLength?: number;
   inputMode?: "numeric" | "text" | "email";
+  /** For type="number": "any" lets decimals through without the browser's own complaint. */
+  step?: string;
   required?: boolean;
   defaultValue?: string;
   children?: (id: string, describedBy: string | undefined) => ReactNode;
@@ -39,6 +41,7 @@ export function Field(props: {
           minLength={props.minLength}
           maxLength={props.maxLength}
           inputMode={props.inputMode}
+          step={props.step}
           required={props.required ?? false}
           defaultValue={props.defaultValue}
           aria-invalid={own.length > 0 || undefined}

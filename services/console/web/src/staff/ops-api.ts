@@ -6,7 +6,7 @@
  */
 import type { paths } from "@dos/api-types/ops-v1";
 import createClient from "openapi-fetch";
-import { csrfHeader } from "../bff.ts";
+import { ApiError, csrfHeader } from "../bff.ts";
 
 export const opsApi = createClient<paths>({ baseUrl: "", credentials: "same-origin" });
 
@@ -24,3 +24,20 @@ export function errorsOf(error: unknown, status: number): string[] {
   const errors = (error as { errors?: unknown } | undefined)?.errors;
   return Array.isArray(errors) ? errors.map(String) : [`the operator API answered ${status}`];
 }
+
+/**
+ * What a call answered: its body when it succeeded, else an ApiError holding the status and the
+ * API's own messages (a 403 names the role that may not, a 422 the fields), for the page to show.
+ */
+export async function answerOf<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (!response.ok) throw new ApiError(response.status, errorsOf(error, response.status));
+  return data as T;
+}
+
+/** The JSON body an operation of the operator API takes, from its generated types. */
+export type BodyOf<P extends keyof paths, M extends "post" | "put" | "patch" | "delete"> = paths[P][M] extends {
+  requestBody?: { content: { "application/json": infer B } };
+}
+  ? B
+  : never;

@@ -83,6 +83,9 @@ export const staffBff = {
     call<PublicKeyCredentialCreationOptionsJSON>("POST", "/staff/enrolment/passkey-options"),
   enrolPasskey: (name: string, response: RegistrationResponseJSON) =>
     call<StaffSessionState>("POST", "/staff/enrolment/passkey", { name, response }),
+  /** Sends a shop's user the console's invitation link (administrators only, checked by the console with delivery-api). */
+  inviteUser: (email: string) =>
+    call<{ email: string; expires_at: string }>("POST", "/staff/user-invitations", { email }),
 };
 
 /** Who is signed in as staff: one cached query, which sign-in and sign-out refresh. */

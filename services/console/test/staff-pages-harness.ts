@@ -1,0 +1,66 @@
+/**
+ * The staff's pages in Chromium: a page that records anything loaded from elsewhere than the
+ * console and any script error, and a staff person (the harness's demo-like people, one per role)
+ * invited and signed in through the pages with an authenticator app, codes computed here.
+ */
+import assert from "node:assert/strict";
+import type { Browser, Page } from "playwright-core";
+import type { ConsoleBed } from "./console-harness.ts";
+import { codeOf } from "./totp-codes.ts";
+
+export const PASSWORD = "a long and memorable pass phrase";
+
+export interface WatchedPage {
+  page: Page;
+  /** Requests to anywhere but the console. */
+  foreign: string[];
+  /** Script errors (a CSP refusal included). */
+  errors: string[];
+}
+
+export async function newPage(browser: Browser, bed: ConsoleBed): Promise<WatchedPage> {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: bed.pageUrl });
+  const page = await context.newPage();
+  const foreign: string[] = [];
+  const errors: string[] = [];
+  page.on("request", (request) => {
+    if (!request.url().startsWith(bed.pageUrl)) foreign.push(request.url());
+  });
+  page.on("pageerror", (error) => errors.push(error.message));
+  return { page, foreign, errors };
+}
+
+/** A new staff person with this role, invited, enrolled with an authenticator app: signed in on `page`. */
+export async function signInWithApp(bed: ConsoleBed, page: Page, role: "admin" | "dispatcher" | "read_only") {
+  const staff = await bed.newStaff(role);
+  const invited = await bed.inviteStaff(staff.email);
+  assert.equal(invited.status, 201, JSON.stringify(invited.body));
+  await page.goto(await bed.lastLinkTo(staff.email));
+  await page.getByLabel("New password (12 characters or more)").fill(PASSWORD);
+  await page.getByLabel("New password again").fill(PASSWORD);
+  await page.getByRole("button", { name: "Set password and continue" }).click();
+  await page.getByRole("button", { name: "Set up an authenticator app" }).click();
+  const secret = (await page.getByTestId("totp-secret").textContent()) ?? "";
+  await page.getByLabel("6-digit code from your authenticator app").fill(codeOf(secret));
+  await page.getByRole("button", { name: "Confirm and sign in" }).click();
+  await page.getByRole("heading", { name: `Welcome, ${staff.name}` }).waitFor();
+  return staff;
+}
+
+/** A change forced from the page's own script, as a person with the developer tools could: its status and body. */
+export async function forcedCall(page: Page, method: string, path: string, body: unknown) {
+  return (await page.evaluate(
+    async ([method, path, body]) => {
+      const session = (await (await fetch("/api/staff/session")).json()) as { csrf_token: string };
+      const csrf = session.csrf_token;
+      const response = await fetch(path, {
+        method,
+        headers: { "content-type": "application/json", "x-csrf-token": csrf },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.json() };
+    },
+    [method, path, body] as const,
+  )) as { status: number; body: { errors?: string[] } };
+}
