@@ -13,9 +13,12 @@ import { insertPositions } from "../src/positions/positions.repository.ts";
 import { createStorageMaintenance } from "../src/storage/storage-maintenance.ts";
 import {
   detectStorageMode,
+  isHypertable,
+  nativeDownStatements,
   nativeStatements,
   storageModeOf,
   tableStatement,
+  timescaleDownStatements,
   timescaleStatements,
 } from "../src/storage/storage-mode.ts";
 import { migratedDatabase } from "./harness.ts";
@@ -117,10 +120,21 @@ describe("native partitioning on plain PostgreSQL", () => {
     assert.equal(names.length, 37);
   });
 
-  test("the migration goes down and up again", async () => {
+  test("the migration goes down, leaving nothing of its own, and up again", async () => {
+    assert.equal(await isHypertable(database.db), false);
     await migrate(database.db, { schema: SCHEMA, migrations, direction: "down" });
-    const { rows } = await database.pool.query("select to_regclass('vehicle_positions') as t");
-    assert.equal(rows[0]?.t, null);
+    const { rows } = await database.pool.query(
+      `select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1
+       union all
+       select p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = $1`,
+      [SCHEMA],
+    );
+    // Partitions, indexes, the maintenance function: all gone with the table (the migrator's own
+    // bookkeeping tables aside).
+    assert.deepEqual(
+      rows.map((row) => row.relname).filter((name) => !name.startsWith("kysely_migration")),
+      [],
+    );
     await migrate(database.db, { schema: SCHEMA, migrations });
     assert.equal((await partitions()).length, 34);
   });
@@ -137,6 +151,21 @@ describe("TimescaleDB hypertable path", () => {
       "alter table vehicle_positions set ( timescaledb.compress, timescaledb.compress_segmentby = 'vehicle_external_id', timescaledb.compress_orderby = 'recorded_at desc' )",
       "select public.add_compression_policy('vehicle_positions', compress_after => interval '2 days')",
       "select public.add_retention_policy('vehicle_positions', drop_after => interval '30 days')",
+    ]);
+  });
+
+  test("goes down through TimescaleDB's documented calls: jobs removed, chunks decompressed, compression off, then the drop", () => {
+    assert.deepEqual(timescaleDownStatements(), [
+      "select public.remove_retention_policy('vehicle_positions', if_exists => true)",
+      "select public.remove_compression_policy('vehicle_positions', if_exists => true)",
+      "select public.decompress_chunk(c, true) from public.show_chunks('vehicle_positions') c",
+      "alter table vehicle_positions set (timescaledb.compress = false)",
+      "drop table vehicle_positions",
+    ]);
+    // The native path drops only what its own up created.
+    assert.deepEqual(nativeDownStatements(), [
+      "drop table vehicle_positions",
+      "drop function maintain_vehicle_position_partitions(integer, integer)",
     ]);
   });
 

@@ -85,6 +85,51 @@ export function timescaleStatements(retentionDays = DEFAULT_RETENTION_DAYS): str
   ];
 }
 
+/**
+ * Undoing the hypertable path, in the order TimescaleDB's documentation gives. A plain DROP TABLE
+ * of a hypertable with compressed chunks left their tables (`_timescaledb_internal.compress_hyper_*`)
+ * behind on TimescaleDB 2.28, and DROP EXTENSION failed on them. So, first the background jobs
+ * are removed (the docs: stop any compression policy before decompressing), then every compressed
+ * chunk is decompressed (`decompress_chunk(c, true)` over `show_chunks`: true skips the
+ * uncompressed ones), which drops its compressed table; compression is turned off, which drops
+ * the internal compressed hypertable (it fails while any chunk is still compressed); and only
+ * then is the table dropped. Decompressing costs time and disk in proportion to the compressed
+ * data: on a large table, drop the old chunks first (drop_chunks) or run it in a maintenance
+ * window. Not run here (no TimescaleDB on these machines).
+ */
+export function timescaleDownStatements(): string[] {
+  return [
+    "select public.remove_retention_policy('vehicle_positions', if_exists => true)",
+    "select public.remove_compression_policy('vehicle_positions', if_exists => true)",
+    "select public.decompress_chunk(c, true) from public.show_chunks('vehicle_positions') c",
+    "alter table vehicle_positions set (timescaledb.compress = false)",
+    "drop table vehicle_positions",
+  ];
+}
+
+/** Undoing the native path: the partitioned table (its partitions with it) and its maintenance function. */
+export function nativeDownStatements(): string[] {
+  return ["drop table vehicle_positions", "drop function maintain_vehicle_position_partitions(integer, integer)"];
+}
+
+/**
+ * Whether vehicle_positions is a TimescaleDB hypertable: asked of TimescaleDB's own catalog view,
+ * which exists only where the extension is installed.
+ */
+export async function isHypertable(db: Kysely<unknown>): Promise<boolean> {
+  const { rows } = await sql<{ installed: boolean }>`
+    select exists (select 1 from pg_extension where extname = 'timescaledb') as installed
+  `.execute(db);
+  if (!rows[0]?.installed) return false;
+  const found = await sql<{ hypertable: boolean }>`
+    select exists (
+      select 1 from timescaledb_information.hypertables
+      where hypertable_schema = current_schema() and hypertable_name = 'vehicle_positions'
+    ) as hypertable
+  `.execute(db);
+  return found.rows[0]?.hypertable ?? false;
+}
+
 /** The native path: a table partitioned by range of recorded_at, one partition per UTC day. */
 export function nativeStatements(
   retentionDays = DEFAULT_RETENTION_DAYS,
