@@ -20,6 +20,7 @@ import {
   tableStatement,
   timescaleDownStatements,
   timescaleStatements,
+  timescaleVersionSupported,
 } from "../src/storage/storage-mode.ts";
 import { migratedDatabase } from "./harness.ts";
 
@@ -167,6 +168,14 @@ describe("TimescaleDB hypertable path", () => {
       "drop table vehicle_positions",
       "drop function maintain_vehicle_position_partitions(integer, integer)",
     ]);
+  });
+
+  test("a TimescaleDB older than 2.13 (no by_range) is not used: the table is partitioned natively", () => {
+    for (const version of ["2.13.0", "2.13.1-dev", "2.28.1", "2.30.1", "3.0.0"]) {
+      assert.equal(timescaleVersionSupported(version), true, version);
+    }
+    for (const version of ["2.12.2", "2.9.3", "1.7.5", ""])
+      assert.equal(timescaleVersionSupported(version), false, version);
   });
 
   test("both modes create the same table but for the partition clause, so one code path reads and writes", () => {

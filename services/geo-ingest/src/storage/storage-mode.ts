@@ -14,21 +14,42 @@ const DEFAULT_PARTITIONS_AHEAD_DAYS = 3;
 const COMPRESS_AFTER_DAYS = 2;
 
 /**
- * TimescaleDB is usable only when its package is installed (pg_available_extensions) and the
- * server preloads its library; CREATE EXTENSION fails without the second.
+ * The oldest TimescaleDB whose documented API the hypertable path uses (create_hypertable with
+ * by_range). The newest checked on a real server: 2.28 on PostgreSQL 15 (README, "Storage modes").
+ */
+export const OLDEST_TIMESCALEDB = [2, 13] as const;
+
+/** Whether a TimescaleDB version (`2.28.1`, `2.13.0-dev`) is at least OLDEST_TIMESCALEDB. */
+export function timescaleVersionSupported(version: string): boolean {
+  const [major = 0, minor = 0] = version.split(".").map((part) => Number.parseInt(part, 10));
+  return major > OLDEST_TIMESCALEDB[0] || (major === OLDEST_TIMESCALEDB[0] && minor >= OLDEST_TIMESCALEDB[1]);
+}
+
+/**
+ * TimescaleDB is usable only when its package is installed (pg_available_extensions), the
+ * server preloads its library (CREATE EXTENSION fails without it), and the version the
+ * migration would use (the installed one, else the package's default) has the API it calls.
  */
 export async function detectStorageMode(db: Kysely<unknown>): Promise<{ mode: StorageMode; reason: string }> {
-  const { rows } = await sql<{ available: boolean; preloaded: boolean }>`
+  const { rows } = await sql<{ available: boolean; preloaded: boolean; version: string | null }>`
     select
       exists (select 1 from pg_available_extensions where name = 'timescaledb') as available,
-      coalesce(current_setting('shared_preload_libraries', true), '') like '%timescaledb%' as preloaded
+      coalesce(current_setting('shared_preload_libraries', true), '') like '%timescaledb%' as preloaded,
+      coalesce(
+        (select extversion from pg_extension where extname = 'timescaledb'),
+        (select default_version from pg_available_extensions where name = 'timescaledb')
+      ) as version
   `.execute(db);
   const row = rows[0];
-  if (row?.available && row.preloaded) return { mode: "timescaledb", reason: "the timescaledb extension is available" };
-  if (row?.available) {
-    return { mode: "native", reason: "timescaledb is installed but not in shared_preload_libraries" };
+  if (!row?.available) return { mode: "native", reason: "the timescaledb extension is not available" };
+  if (!row.preloaded) return { mode: "native", reason: "timescaledb is installed but not in shared_preload_libraries" };
+  if (!timescaleVersionSupported(row.version ?? "")) {
+    return {
+      mode: "native",
+      reason: `timescaledb ${row.version} is older than ${OLDEST_TIMESCALEDB.join(".")}, whose API the migration uses`,
+    };
   }
-  return { mode: "native", reason: "the timescaledb extension is not available" };
+  return { mode: "timescaledb", reason: `the timescaledb extension is available (${row.version})` };
 }
 
 /** The mode an existing table was created in: a partitioned table is native, a plain one a hypertable. */
@@ -64,9 +85,9 @@ const ROUND_INDEX_STATEMENT =
   "create index vehicle_positions_round_time_idx on vehicle_positions (round_id, recorded_at)";
 
 /**
- * The hypertable path, written against TimescaleDB 2.x's documented API: create_hypertable
- * with by_range (2.13+), columnstore settings through ALTER TABLE, and the compression and
- * retention policies run by TimescaleDB's own job scheduler.
+ * The hypertable path, written against TimescaleDB's documented API from 2.13 on (OLDEST_TIMESCALEDB):
+ * create_hypertable with by_range, compression settings through ALTER TABLE, and the compression
+ * and retention policies run by TimescaleDB's own job scheduler.
  */
 export function timescaleStatements(retentionDays = DEFAULT_RETENTION_DAYS): string[] {
   return [
