@@ -35,6 +35,7 @@ interface Frame {
  * text need not be valid JSON (the parser says so afterwards).
  */
 export function jsonShapeProblem(text: string): string | null {
+  if (clearlyWithinBounds(text)) return null;
   const frames: Frame[] = [];
   let inString = false;
   let stringStart = 0;
@@ -77,6 +78,24 @@ export function jsonShapeProblem(text: string): string | null {
     } else if (c === 0x7d || c === 0x5d) frames.pop();
   }
   return null;
+}
+
+/**
+ * Whether the text is too small to go beyond any bound, found with a few native searches rather
+ * than the walk below (most bodies are a few hundred bytes): fewer characters than an object may
+ * have fields (each needs a comma), and fewer brackets than the depth bound (going deeper, or
+ * beyond the entries bound, takes more brackets still). Brackets inside strings count too, so it
+ * may send a text to the walk needlessly, never the reverse.
+ */
+function clearlyWithinBounds(text: string): boolean {
+  if (text.length > MAX_JSON_FIELDS) return false;
+  let brackets = 0;
+  for (const open of ["{", "["]) {
+    for (let at = text.indexOf(open); at >= 0; at = text.indexOf(open, at + 1)) {
+      if (++brackets >= MAX_JSON_DEPTH) return false;
+    }
+  }
+  return true;
 }
 
 /** Where the innermost open container is, in the spec's field-label style. */

@@ -169,10 +169,13 @@ export class DurationHistogram {
   }
 }
 
+/** Records one answer of a route: its method, status and duration. */
+export type DurationRecorder = (method: string, statusCode: number, seconds: number) => void;
+
 /** Each route's series, by status and method (few of each), created at their first answer. */
-function routeRecorder(duration: DurationHistogram, route: string) {
+function routeRecorder(duration: DurationHistogram, route: string): DurationRecorder {
   const byStatus = new Map<number, Map<string, Series>>();
-  return (method: string, statusCode: number, seconds: number) => {
+  return (method, statusCode, seconds) => {
     let byMethod = byStatus.get(statusCode);
     if (byMethod === undefined) {
       byMethod = new Map();
@@ -187,14 +190,32 @@ function routeRecorder(duration: DurationHistogram, route: string) {
   };
 }
 
-export function registerMetrics(app: FastifyInstance, service: string): AppMetrics {
+export interface RegisteredMetrics {
+  metrics: AppMetrics;
+  /**
+   * The duration recorder of a route (its URL as registered): the one its Fastify hook uses, so
+   * that answers given outside Fastify (a hot route) land in the same series.
+   */
+  durationsOf(route: string): DurationRecorder;
+}
+
+export function registerMetrics(app: FastifyInstance, service: string): RegisteredMetrics {
   const metrics = createMetrics(service);
   const duration = new DurationHistogram();
   metrics.registry.registerMetric(duration as unknown as Metric);
+  const recorders = new Map<string, DurationRecorder>();
+  const durationsOf = (route: string) => {
+    let record = recorders.get(route);
+    if (record === undefined) {
+      record = routeRecorder(duration, route);
+      recorders.set(route, record);
+    }
+    return record;
+  };
   // Each route observes through a hook of its own, which knows its route: request.routeOptions
   // builds a new object at every read. Answers no route matched are observed by the app's hook.
   app.addHook("onRoute", (route) => {
-    const record = routeRecorder(duration, route.url);
+    const record = durationsOf(route.url);
     const own =
       route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
     route.onResponse = [
@@ -214,5 +235,5 @@ export function registerMetrics(app: FastifyInstance, service: string): AppMetri
     reply.header("content-type", metrics.registry.contentType);
     return metrics.registry.metrics();
   });
-  return metrics;
+  return { metrics, durationsOf };
 }

@@ -1,3 +1,5 @@
+import { isAscii } from "node:buffer";
+
 /**
  * Strings a body may not carry, found before any schema or SQL sees them:
  * - U+0000: PostgreSQL text cannot hold it, so a write would fail with a 500;
@@ -5,6 +7,21 @@
  *   no character, and PostgreSQL would silently store U+FFFD in its place.
  * The JSON body parser of every service asks here, and such a body is a 422 naming each field.
  */
+
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+/**
+ * A body's text, or null when its bytes are not UTF-8: they are refused, not silently turned into
+ * U+FFFD and stored. ASCII (most bodies) is read byte for byte, without the decoder's checks.
+ */
+export function bodyText(bytes: Buffer): string | null {
+  if (isAscii(bytes)) return bytes.toString("latin1");
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return null;
+  }
+}
 
 /** Whether the raw JSON text can hold either at all: the walk below is only needed then. */
 export function mayHoldForbiddenText(text: string): boolean {

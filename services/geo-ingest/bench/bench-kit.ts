@@ -16,6 +16,7 @@ import {
 import { type KV, Kvm } from "@nats-io/kv";
 import { fleetEntry, freePort, migratedDatabase } from "../test/harness.ts";
 import type { LoadOptions, LoadRound } from "./load-generator.ts";
+import type { OpenLoopOptions, OpenLoopRound } from "./open-loop.ts";
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const serviceDir = path.resolve(benchDir, "..");
@@ -64,9 +65,18 @@ export async function seedFleet(kv: KV, prefix: string, count: number, provider:
   }
 }
 
-/** Runs the load generator in a child process and returns its results. */
-export async function runLoad(options: LoadOptions): Promise<LoadRound> {
-  const child = spawn(process.execPath, [path.join(benchDir, "load-generator.ts"), JSON.stringify(options)], {
+/** Runs the closed-loop load generator in a child process and returns its results. */
+export function runLoad(options: LoadOptions): Promise<LoadRound> {
+  return runGenerator<LoadRound>("load-generator.ts", options);
+}
+
+/** Runs the open-loop load generator (a fixed offered rate) in a child process and returns its results. */
+export function runOpenLoop(options: OpenLoopOptions): Promise<OpenLoopRound> {
+  return runGenerator<OpenLoopRound>("open-loop.ts", options);
+}
+
+async function runGenerator<R>(script: string, options: object): Promise<R> {
+  const child = spawn(process.execPath, [path.join(benchDir, script), JSON.stringify(options)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let output = "";
@@ -74,8 +84,8 @@ export async function runLoad(options: LoadOptions): Promise<LoadRound> {
     output += chunk.toString();
   });
   const code = await new Promise<number | null>((resolve) => child.on("exit", resolve));
-  if (code !== 0) throw new Error(`load generator exited with ${code}`);
-  return JSON.parse(output.trim()) as LoadRound;
+  if (code !== 0) throw new Error(`${script} exited with ${code}`);
+  return JSON.parse(output.trim()) as R;
 }
 
 /** CPU time (ms) used so far by the PostgreSQL backends serving a database (Linux /proc, 100 Hz ticks). */
@@ -84,32 +94,70 @@ export function postgresCpuMs(pool: Database<unknown>["pool"]): Promise<number> 
 }
 
 /**
- * The service as `npm start` runs it in production: the built JavaScript (the bench script
- * builds first), with the V8 flags of the package's start script (a smaller young generation;
- * see the README).
+ * The V8 flags of the package's start script (a smaller young generation, a bounded old one;
+ * see the README) and the script it runs: the service as `npm start` runs it in production.
  */
-function startArguments(): string[] {
+function startScript(): { flags: string[]; script: string } {
   const pkg = JSON.parse(readFileSync(path.join(serviceDir, "package.json"), "utf8")) as { scripts: { start: string } };
   const [node, ...args] = pkg.scripts.start.split(" ");
-  if (node !== "node") throw new Error(`unexpected start script: ${pkg.scripts.start}`);
-  return args;
+  const script = args.pop();
+  if (node !== "node" || !script?.endsWith(".js")) throw new Error(`unexpected start script: ${pkg.scripts.start}`);
+  return { flags: args, script };
 }
 
 export interface ServiceProcess {
   child: ChildProcess;
   pid: number;
   port: number;
-  /** SIGTERM (the service commits what it accepted, then exits), and waits for the exit. */
+  /** SIGTERM (the server commits what it accepted, then exits), and waits for the exit. */
   stop(): Promise<void>;
 }
 
 /**
- * Starts geo-ingest as its own process against the benchmark's infrastructure and waits until
- * it is ready (fleet loaded). `env` adds variables (GEO_* tuning, LOG_LEVEL).
+ * Starts geo-ingest as its own process against the benchmark's infrastructure (the built
+ * JavaScript: the bench script builds first) and waits until it is ready (fleet loaded). `env`
+ * adds variables (GEO_* tuning, LOG_LEVEL).
  */
-export async function startService(infra: BenchInfra, env: Record<string, string>): Promise<ServiceProcess> {
+export function startService(
+  infra: BenchInfra,
+  env: Record<string, string>,
+  wrapper: string[] = [],
+): Promise<ServiceProcess> {
+  const { flags, script } = startScript();
+  return startServer(infra, [...flags, script], env, "geo-ingest to load the fleet", wrapper);
+}
+
+/** Starts the durable floor (floor-server.ts) as its own process, with geo-ingest's V8 flags and GEO_* variables. */
+export function startFloor(
+  infra: BenchInfra,
+  env: Record<string, string>,
+  wrapper: string[] = [],
+): Promise<ServiceProcess> {
+  const { flags } = startScript();
+  return startServer(
+    infra,
+    [...flags, path.join(benchDir, "floor-server.ts")],
+    env,
+    "the floor server to listen",
+    wrapper,
+  );
+}
+
+async function startServer(
+  infra: BenchInfra,
+  args: string[],
+  env: Record<string, string>,
+  what: string,
+  /** A command the server runs under (valgrind), which must keep the server's process id. */
+  wrapper: string[],
+): Promise<ServiceProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, startArguments(), {
+  // BENCH_CPU_PROF=<dir>: each server writes a V8 CPU profile there when it exits.
+  const profile = process.env.BENCH_CPU_PROF
+    ? ["--cpu-prof", "--cpu-prof-dir", path.resolve(process.env.BENCH_CPU_PROF)]
+    : [];
+  const command = [...wrapper, process.execPath, ...profile, ...args];
+  const child = spawn(command[0] as string, command.slice(1), {
     cwd: serviceDir,
     env: {
       PATH: process.env.PATH,
@@ -128,11 +176,9 @@ export async function startService(infra: BenchInfra, env: Record<string, string
     await exited;
   };
   try {
-    await waitFor(
-      async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok,
-      120_000,
-      "geo-ingest to load the fleet",
-    );
+    const ready = async () => (await fetch(`http://127.0.0.1:${port}/readyz`).catch(() => null))?.ok;
+    // Under valgrind everything runs some 50 times slower, the fleet's load included.
+    await waitFor(ready, wrapper.length > 0 ? 1_200_000 : 120_000, what);
   } catch (error) {
     await stop();
     throw error;

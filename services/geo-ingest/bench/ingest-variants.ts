@@ -1,9 +1,9 @@
 /**
  * The servers the ingest benchmark compares, each listening on its own loopback port: the bare
  * Fastify ceiling, node:http with no framework (the floor of any Node server), the kit's app
- * doing nothing, geo-ingest, and a naive variant. geo-ingest runs as its own process, as
- * `npm start` runs it in production (its V8 flags included); the others are servers of the
- * benchmark's process.
+ * doing nothing, the durable floor, geo-ingest, and a naive variant. geo-ingest runs as its own
+ * process, as `npm start` runs it in production (its V8 flags included), and so does the floor
+ * it is measured against; the others are servers of the benchmark's process.
  */
 import http from "node:http";
 import { createAjv, GeolocationInput, SERVICE_NAMES } from "@dos/contracts";
@@ -12,7 +12,7 @@ import { processCpuMs } from "@dos/service-kit/testing";
 import { Type } from "@sinclair/typebox";
 import Fastify, { type FastifyInstance } from "fastify";
 import { CONFIG_PREFIX } from "../src/config.ts";
-import { type BenchInfra, startService } from "./bench-kit.ts";
+import { type BenchInfra, type ServiceProcess, startFloor, startService } from "./bench-kit.ts";
 
 export interface Variant {
   key: string;
@@ -112,25 +112,42 @@ export function kitVariant(): Promise<Variant> {
   return inProcess({ key: "kit", name: "kit route, no work", prefix: "BENCH-", stores: false }, app);
 }
 
+/** The GEO_* variables of the environment: geo-ingest and the floor run with the same configuration. */
+function geoTuning(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[0].startsWith(CONFIG_PREFIX) && entry[1] !== undefined,
+    ),
+  );
+}
+
 /**
  * geo-ingest as `npm start` runs it, with its default configuration (GEO_* variables of the
  * environment apply) and info logging.
  */
 export async function geoIngestVariant(infra: BenchInfra): Promise<Variant> {
-  const tuning = Object.entries(process.env).filter(
-    (entry): entry is [string, string] => entry[0].startsWith(CONFIG_PREFIX) && entry[1] !== undefined,
-  );
-  const service = await startService(infra, { ...Object.fromEntries(tuning), LOG_LEVEL: "info" });
+  const service = await startService(infra, { ...geoTuning(), LOG_LEVEL: "info" });
+  return outOfProcess({ key: "geo", name: "geo-ingest", prefix: "BENCH-" }, service);
+}
+
+/**
+ * The durable floor (floor-server.ts): the same rows, INSERT and group commit as geo-ingest,
+ * with nothing else, in its own process with the same V8 flags and GEO_* configuration.
+ */
+export async function floorVariant(infra: BenchInfra): Promise<Variant> {
+  const server = await startFloor(infra, geoTuning());
+  return outOfProcess({ key: "floor", name: "floor: same INSERT, no checks", prefix: "FLOOR-" }, server);
+}
+
+function outOfProcess(fields: Pick<Variant, "key" | "name" | "prefix">, server: ServiceProcess): Variant {
   return {
-    key: "geo",
-    name: "geo-ingest",
-    port: service.port,
-    prefix: "BENCH-",
+    ...fields,
+    port: server.port,
     stores: true,
-    cpuMs: () => processCpuMs(service.pid),
-    metrics: async () => (await fetch(`http://127.0.0.1:${service.port}/metrics`)).text(),
-    // SIGTERM: the service stops listening and commits every position it accepted.
-    close: () => service.stop(),
+    cpuMs: () => processCpuMs(server.pid),
+    metrics: async () => (await fetch(`http://127.0.0.1:${server.port}/metrics`)).text(),
+    // SIGTERM: the server stops listening and commits every position it accepted.
+    close: () => server.stop(),
   };
 }
 

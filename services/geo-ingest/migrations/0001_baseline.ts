@@ -6,7 +6,14 @@
  */
 import { createLogger } from "@dos/service-kit";
 import { type Kysely, sql } from "kysely";
-import { detectStorageMode, nativeStatements, timescaleStatements } from "../src/storage/storage-mode.ts";
+import {
+  detectStorageMode,
+  isHypertable,
+  nativeDownStatements,
+  nativeStatements,
+  timescaleDownStatements,
+  timescaleStatements,
+} from "../src/storage/storage-mode.ts";
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   const { mode, reason } = await detectStorageMode(db);
@@ -23,7 +30,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   );
 }
 
+/**
+ * Drops what `up` created, the way its mode must be undone: a hypertable's compression first
+ * (timescaleDownStatements), so that no compressed-chunk table outlives it. The extension stays:
+ * `up` created it only if it was missing, and other schemas may use it.
+ */
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`drop table if exists vehicle_positions`.execute(db);
-  await sql`drop function if exists maintain_vehicle_position_partitions(integer, integer)`.execute(db);
+  const { rows } = await sql<{
+    exists: boolean;
+  }>`select to_regclass('vehicle_positions') is not null as exists`.execute(db);
+  const statements = !rows[0]?.exists
+    ? ["drop function if exists maintain_vehicle_position_partitions(integer, integer)"]
+    : (await isHypertable(db))
+      ? timescaleDownStatements()
+      : nativeDownStatements();
+  for (const statement of statements) await sql.raw(statement).execute(db);
 }

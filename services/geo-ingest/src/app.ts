@@ -24,7 +24,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
   const { config, logger } = deps;
   const db = deps.database.db as Kysely<DB>;
   const fleet = createFleetCache(deps.nats.nc, config.NATS_NAMESPACE, logger);
-  const { app, metrics: appMetrics } = createHttpApp({
+  const http = createHttpApp({
     service: SERVICE_NAMES.geoIngest,
     logger,
     lifecycle: deps.lifecycle,
@@ -33,7 +33,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
     trustedProxies: deps.config.TRUSTED_PROXIES,
     checks: { postgres: deps.database.check, nats: deps.nats.check, fleet: fleet.check },
   });
-  const metrics = createGeoMetrics(appMetrics);
+  const { app } = http;
+  const metrics = createGeoMetrics(http.metrics);
 
   const maintenance = await createStorageMaintenance(deps.database.db, logger, {
     retentionDays: config.GEO_RETENTION_DAYS,
@@ -72,7 +73,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
       rateLimitIntervalMs: config.GEO_RATE_LIMIT_INTERVAL_MS,
     },
   );
-  registerGeolocationRoutes(app, service, config.LOG_LEVEL);
+  registerGeolocationRoutes(http, service, config.LOG_LEVEL);
   if (config.GEO_OPS_TOKEN) registerTrackRoutes(app, db, config.GEO_OPS_TOKEN);
   let trackBus: Awaited<ReturnType<typeof startTrackBus>> | undefined;
 

@@ -105,11 +105,15 @@ describe("SIGKILL under load", () => {
       }
     };
     const workers = Array.from({ length: WORKERS }, worker);
-    await waitFor(async () => acknowledged.length >= 2000, 30_000, "2,000 positions answered 200");
-    first.kill("SIGKILL");
-    await once(first, "exit");
-    stop = true;
-    await Promise.all(workers);
+    try {
+      await waitFor(async () => acknowledged.length >= 2000, 30_000, "2,000 positions answered 200");
+      first.kill("SIGKILL");
+      await once(first, "exit");
+    } finally {
+      // Also when the wait fails: workers left looping would keep the test process alive forever.
+      stop = true;
+      await Promise.all(workers);
+    }
 
     const second = await startService();
     const database = createDatabase({ url: testDatabase.url, schema: SCHEMA, applicationName: "geo-ingest-test" });

@@ -1,5 +1,6 @@
 /** POST /external/vehicles/{vehicle_id}/geolocations as a tracker provider meets it. */
 import assert from "node:assert/strict";
+import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { setTimeout } from "node:timers/promises";
 import { type Harness, postPosition, startHarness } from "./harness.ts";
@@ -198,5 +199,42 @@ describe("geolocation creation", () => {
       [12],
     );
     assert.equal(rest.json().next_after, null);
+  });
+  test("over a real connection (the hot path, hot-route.ts) the answers are those of the route through Fastify", async () => {
+    // inject() reaches Fastify without a server; a socket reaches the server's request listener,
+    // where the hot path takes plain requests. Each transport posts for its own vehicle, so that
+    // both meet the same state: stored, then rate limited, then refused.
+    await h.app.listen({ host: "127.0.0.1", port: 0 });
+    const { port } = h.app.server.address() as AddressInfo;
+    for (const transport of ["inject", "socket"]) {
+      await h.putVehicle({ vehicle_external_id: `VAN-HOT-${transport}`, active_round_id: 601 });
+    }
+    const base = { latitude: 48.2, longitude: 2.2, provider: "acme-trackers" };
+    const bodies: unknown[] = [
+      { ...base, timestamp: iso(Date.now() - 2000), tracker_id: 7 },
+      { ...base, timestamp: iso(Date.now() - 1000) },
+      { ...base, latitude: 91 },
+      { ...base, provider: "other-provider" },
+      { ...base, timestamp: "2026-02-30T10:00:00.000Z" },
+      { ...base, extra: true },
+    ];
+    const answers = { inject: [] as unknown[], socket: [] as unknown[] };
+    for (const body of bodies) {
+      const injected = await postPosition(h, "VAN-HOT-inject", body);
+      answers.inject.push([injected.statusCode, injected.body, injected.headers["retry-after"]]);
+      const sent = await fetch(`http://127.0.0.1:${port}/external/vehicles/VAN-HOT-socket/geolocations`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      answers.socket.push([sent.status, await sent.text(), sent.headers.get("retry-after") ?? undefined]);
+    }
+    assert.deepEqual(answers.socket, answers.inject);
+    assert.deepEqual(
+      answers.socket.map((answer) => (answer as [number])[0]),
+      [200, 429, 422, 422, 422, 422],
+    );
+    assert.equal((await h.positions("VAN-HOT-socket")).length, 1);
+    assert.equal((await h.positions("VAN-HOT-inject")).length, 1);
   });
 });

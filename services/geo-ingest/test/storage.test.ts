@@ -13,10 +13,14 @@ import { insertPositions } from "../src/positions/positions.repository.ts";
 import { createStorageMaintenance } from "../src/storage/storage-maintenance.ts";
 import {
   detectStorageMode,
+  isHypertable,
+  nativeDownStatements,
   nativeStatements,
   storageModeOf,
   tableStatement,
+  timescaleDownStatements,
   timescaleStatements,
+  timescaleVersionSupported,
 } from "../src/storage/storage-mode.ts";
 import { migratedDatabase } from "./harness.ts";
 
@@ -117,10 +121,21 @@ describe("native partitioning on plain PostgreSQL", () => {
     assert.equal(names.length, 37);
   });
 
-  test("the migration goes down and up again", async () => {
+  test("the migration goes down, leaving nothing of its own, and up again", async () => {
+    assert.equal(await isHypertable(database.db), false);
     await migrate(database.db, { schema: SCHEMA, migrations, direction: "down" });
-    const { rows } = await database.pool.query("select to_regclass('vehicle_positions') as t");
-    assert.equal(rows[0]?.t, null);
+    const { rows } = await database.pool.query(
+      `select c.relname from pg_class c join pg_namespace n on n.oid = c.relnamespace where n.nspname = $1
+       union all
+       select p.proname from pg_proc p join pg_namespace n on n.oid = p.pronamespace where n.nspname = $1`,
+      [SCHEMA],
+    );
+    // Partitions, indexes, the maintenance function: all gone with the table (the migrator's own
+    // bookkeeping tables aside).
+    assert.deepEqual(
+      rows.map((row) => row.relname).filter((name) => !name.startsWith("kysely_migration")),
+      [],
+    );
     await migrate(database.db, { schema: SCHEMA, migrations });
     assert.equal((await partitions()).length, 34);
   });
@@ -138,6 +153,29 @@ describe("TimescaleDB hypertable path", () => {
       "select public.add_compression_policy('vehicle_positions', compress_after => interval '2 days')",
       "select public.add_retention_policy('vehicle_positions', drop_after => interval '30 days')",
     ]);
+  });
+
+  test("goes down through TimescaleDB's documented calls: jobs removed, chunks decompressed, compression off, then the drop", () => {
+    assert.deepEqual(timescaleDownStatements(), [
+      "select public.remove_retention_policy('vehicle_positions', if_exists => true)",
+      "select public.remove_compression_policy('vehicle_positions', if_exists => true)",
+      "select public.decompress_chunk(c, true) from public.show_chunks('vehicle_positions') c",
+      "alter table vehicle_positions set (timescaledb.compress = false)",
+      "drop table vehicle_positions",
+    ]);
+    // The native path drops only what its own up created.
+    assert.deepEqual(nativeDownStatements(), [
+      "drop table vehicle_positions",
+      "drop function maintain_vehicle_position_partitions(integer, integer)",
+    ]);
+  });
+
+  test("a TimescaleDB older than 2.13 (no by_range) is not used: the table is partitioned natively", () => {
+    for (const version of ["2.13.0", "2.13.1-dev", "2.28.1", "2.30.1", "3.0.0"]) {
+      assert.equal(timescaleVersionSupported(version), true, version);
+    }
+    for (const version of ["2.12.2", "2.9.3", "1.7.5", ""])
+      assert.equal(timescaleVersionSupported(version), false, version);
   });
 
   test("both modes create the same table but for the partition clause, so one code path reads and writes", () => {

@@ -8,7 +8,7 @@
  * is found already stored at its timestamp). No database is read before the write.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
-import { type GeolocationInput, parseTimestamp } from "@dos/contracts";
+import { type GeolocationInput, parseTimestampMs } from "@dos/contracts";
 import {
   cannotStoreNow,
   fleetLoading,
@@ -57,9 +57,8 @@ export function createGeolocationsService(deps: GeolocationsDeps, options: Geolo
     // would fail its whole batch, so it is refused here.
     if (body.tracker_id != null && body.tracker_id > Number.MAX_SAFE_INTEGER) throw trackerIdTooLarge();
     if (body.timestamp == null || body.timestamp === "") return now;
-    const date = parseTimestamp(body.timestamp);
-    if (!date) throw timestampNotADate();
-    const ms = date.getTime();
+    const ms = parseTimestampMs(body.timestamp);
+    if (ms === null) throw timestampNotADate();
     if (ms - now > options.futureToleranceMs) throw timestampInFuture(options.futureToleranceMs);
     if (now - ms > maxAgeMs) throw timestampTooOld(options.retentionDays);
     return ms;

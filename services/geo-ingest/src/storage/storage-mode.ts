@@ -14,21 +14,42 @@ const DEFAULT_PARTITIONS_AHEAD_DAYS = 3;
 const COMPRESS_AFTER_DAYS = 2;
 
 /**
- * TimescaleDB is usable only when its package is installed (pg_available_extensions) and the
- * server preloads its library; CREATE EXTENSION fails without the second.
+ * The oldest TimescaleDB whose documented API the hypertable path uses (create_hypertable with
+ * by_range). The newest checked on a real server: 2.28 on PostgreSQL 15 (README, "Storage modes").
+ */
+export const OLDEST_TIMESCALEDB = [2, 13] as const;
+
+/** Whether a TimescaleDB version (`2.28.1`, `2.13.0-dev`) is at least OLDEST_TIMESCALEDB. */
+export function timescaleVersionSupported(version: string): boolean {
+  const [major = 0, minor = 0] = version.split(".").map((part) => Number.parseInt(part, 10));
+  return major > OLDEST_TIMESCALEDB[0] || (major === OLDEST_TIMESCALEDB[0] && minor >= OLDEST_TIMESCALEDB[1]);
+}
+
+/**
+ * TimescaleDB is usable only when its package is installed (pg_available_extensions), the
+ * server preloads its library (CREATE EXTENSION fails without it), and the version the
+ * migration would use (the installed one, else the package's default) has the API it calls.
  */
 export async function detectStorageMode(db: Kysely<unknown>): Promise<{ mode: StorageMode; reason: string }> {
-  const { rows } = await sql<{ available: boolean; preloaded: boolean }>`
+  const { rows } = await sql<{ available: boolean; preloaded: boolean; version: string | null }>`
     select
       exists (select 1 from pg_available_extensions where name = 'timescaledb') as available,
-      coalesce(current_setting('shared_preload_libraries', true), '') like '%timescaledb%' as preloaded
+      coalesce(current_setting('shared_preload_libraries', true), '') like '%timescaledb%' as preloaded,
+      coalesce(
+        (select extversion from pg_extension where extname = 'timescaledb'),
+        (select default_version from pg_available_extensions where name = 'timescaledb')
+      ) as version
   `.execute(db);
   const row = rows[0];
-  if (row?.available && row.preloaded) return { mode: "timescaledb", reason: "the timescaledb extension is available" };
-  if (row?.available) {
-    return { mode: "native", reason: "timescaledb is installed but not in shared_preload_libraries" };
+  if (!row?.available) return { mode: "native", reason: "the timescaledb extension is not available" };
+  if (!row.preloaded) return { mode: "native", reason: "timescaledb is installed but not in shared_preload_libraries" };
+  if (!timescaleVersionSupported(row.version ?? "")) {
+    return {
+      mode: "native",
+      reason: `timescaledb ${row.version} is older than ${OLDEST_TIMESCALEDB.join(".")}, whose API the migration uses`,
+    };
   }
-  return { mode: "native", reason: "the timescaledb extension is not available" };
+  return { mode: "timescaledb", reason: `the timescaledb extension is available (${row.version})` };
 }
 
 /** The mode an existing table was created in: a partitioned table is native, a plain one a hypertable. */
@@ -64,9 +85,9 @@ const ROUND_INDEX_STATEMENT =
   "create index vehicle_positions_round_time_idx on vehicle_positions (round_id, recorded_at)";
 
 /**
- * The hypertable path, written against TimescaleDB 2.x's documented API: create_hypertable
- * with by_range (2.13+), columnstore settings through ALTER TABLE, and the compression and
- * retention policies run by TimescaleDB's own job scheduler.
+ * The hypertable path, written against TimescaleDB's documented API from 2.13 on (OLDEST_TIMESCALEDB):
+ * create_hypertable with by_range, compression settings through ALTER TABLE, and the compression
+ * and retention policies run by TimescaleDB's own job scheduler.
  */
 export function timescaleStatements(retentionDays = DEFAULT_RETENTION_DAYS): string[] {
   return [
@@ -83,6 +104,51 @@ export function timescaleStatements(retentionDays = DEFAULT_RETENTION_DAYS): str
     `select public.add_compression_policy('vehicle_positions', compress_after => interval '${COMPRESS_AFTER_DAYS} days')`,
     `select public.add_retention_policy('vehicle_positions', drop_after => interval '${retentionDays} days')`,
   ];
+}
+
+/**
+ * Undoing the hypertable path, in the order TimescaleDB's documentation gives. A plain DROP TABLE
+ * of a hypertable with compressed chunks left their tables (`_timescaledb_internal.compress_hyper_*`)
+ * behind on TimescaleDB 2.28, and DROP EXTENSION failed on them. So, first the background jobs
+ * are removed (the docs: stop any compression policy before decompressing), then every compressed
+ * chunk is decompressed (`decompress_chunk(c, true)` over `show_chunks`: true skips the
+ * uncompressed ones), which drops its compressed table; compression is turned off, which drops
+ * the internal compressed hypertable (it fails while any chunk is still compressed); and only
+ * then is the table dropped. Decompressing costs time and disk in proportion to the compressed
+ * data: on a large table, drop the old chunks first (drop_chunks) or run it in a maintenance
+ * window. Not run here (no TimescaleDB on these machines).
+ */
+export function timescaleDownStatements(): string[] {
+  return [
+    "select public.remove_retention_policy('vehicle_positions', if_exists => true)",
+    "select public.remove_compression_policy('vehicle_positions', if_exists => true)",
+    "select public.decompress_chunk(c, true) from public.show_chunks('vehicle_positions') c",
+    "alter table vehicle_positions set (timescaledb.compress = false)",
+    "drop table vehicle_positions",
+  ];
+}
+
+/** Undoing the native path: the partitioned table (its partitions with it) and its maintenance function. */
+export function nativeDownStatements(): string[] {
+  return ["drop table vehicle_positions", "drop function maintain_vehicle_position_partitions(integer, integer)"];
+}
+
+/**
+ * Whether vehicle_positions is a TimescaleDB hypertable: asked of TimescaleDB's own catalog view,
+ * which exists only where the extension is installed.
+ */
+export async function isHypertable(db: Kysely<unknown>): Promise<boolean> {
+  const { rows } = await sql<{ installed: boolean }>`
+    select exists (select 1 from pg_extension where extname = 'timescaledb') as installed
+  `.execute(db);
+  if (!rows[0]?.installed) return false;
+  const found = await sql<{ hypertable: boolean }>`
+    select exists (
+      select 1 from timescaledb_information.hypertables
+      where hypertable_schema = current_schema() and hypertable_name = 'vehicle_positions'
+    ) as hypertable
+  `.execute(db);
+  return found.rows[0]?.hypertable ?? false;
 }
 
 /** The native path: a table partitioned by range of recorded_at, one partition per UTC day. */
