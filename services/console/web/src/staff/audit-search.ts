@@ -17,7 +17,7 @@ export interface AuditSearch {
  * A value as the URL should hold it: a number when it is one, so that the router writes
  * `person=7`, not the quoted `person=%227%22` it keeps a string of digits as.
  */
-function valueOf(value: unknown): number | string | undefined {
+function plainValueOf(value: unknown): number | string | undefined {
   const text = typeof value === "string" ? value.trim().slice(0, 200) : typeof value === "number" ? String(value) : "";
   if (text === "") return undefined;
   return /^[1-9][0-9]{0,15}$/.test(text) && Number.isSafeInteger(Number(text)) ? Number(text) : text;
@@ -26,13 +26,13 @@ function valueOf(value: unknown): number | string | undefined {
 /** Keeps what the URL holds that can be a filter; the API judges the values (a 422 beside the field). */
 export function auditSearchOf(search: Record<string, unknown>): AuditSearch {
   const result: AuditSearch = {};
-  const person = valueOf(search.person);
+  const person = plainValueOf(search.person);
   if (person !== undefined) result.person = person;
-  const type = valueOf(search.resource_type);
+  const type = plainValueOf(search.resource_type);
   if (type !== undefined) result.resource_type = String(type);
-  const id = valueOf(search.resource_id);
+  const id = plainValueOf(search.resource_id);
   if (id !== undefined) result.resource_id = id;
-  const before = valueOf(search.before_id);
+  const before = plainValueOf(search.before_id);
   if (typeof before === "number") result.before_id = before;
   return result;
 }
