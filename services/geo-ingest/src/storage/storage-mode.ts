@@ -17,7 +17,7 @@ const COMPRESS_AFTER_DAYS = 2;
  * The oldest TimescaleDB whose documented API the hypertable path uses (create_hypertable with
  * by_range). The newest checked on a real server: 2.28 on PostgreSQL 15 (README, "Storage modes").
  */
-export const OLDEST_TIMESCALEDB = [2, 13] as const;
+const OLDEST_TIMESCALEDB = [2, 13] as const;
 
 /** Whether a TimescaleDB version (`2.28.1`, `2.13.0-dev`) is at least OLDEST_TIMESCALEDB. */
 export function timescaleVersionSupported(version: string): boolean {
