@@ -17,7 +17,8 @@ const CI_TRACKERS = 1000;
 const SECONDS = 60;
 
 test(`fleet soak, 1 minute: ${CI_TRACKERS} trackers at 1 Hz and 20 creates/s lose nothing and hold their memory`, {
-  timeout: 300_000,
+  // About 90 s on a quiet machine; 100–260 s were measured here under load averages of 8–29.
+  timeout: 600_000,
 }, async (t) => {
   const report = await runFleetSoak({
     trackers: CI_TRACKERS,
