@@ -36,8 +36,21 @@ const statuses = (counts: Record<string, number>) =>
     .map(([status, n]) => `${status}: ${n}`)
     .join(", ");
 
-function latencyRow(name: string, p: Percentiles): string {
-  return `| ${name} | ${p.count} | ${p.p50} | ${p.p99} | ${p.max} |`;
+function latencyRow(name: string, p: Percentiles): string[] {
+  return [name, String(p.count), String(p.p50), String(p.p99), String(p.max)];
+}
+
+/**
+ * A Markdown table laid out as the repository's formatter (biome) lays it out, so a run's section
+ * passes `npm run lint` as written: every cell padded to its column's width, the first column
+ * left-aligned and the others right-aligned.
+ */
+function markdownTable(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(3, h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    `| ${cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join(" | ")} |`;
+  const rule = `| ${widths.map((w, i) => (i === 0 ? "-".repeat(w) : `${"-".repeat(w - 1)}:`)).join(" | ")} |`;
+  return [line(header), rule, ...rows.map(line)];
 }
 
 /** The lines that say what was measured and whether it held (console and file alike). */
@@ -104,27 +117,58 @@ export function resultsSection(report: FleetReport): string {
       `${options.createsPerSecond} creates/s, of which 3 in 10 modified, 1 in 10 cancelled, 1 in 10 modified then cancelled, 3 in 10 put on a vehicle's round and taken to delivered task by task (${options.stepMs / 1000} s a step), ` +
       `and every event to one webhook receiver per client account (${report.events.length}).`,
     "",
-    "| Operation | Count | p50 ms | p99 ms | max ms |",
-    "| --- | ---: | ---: | ---: | ---: |",
-    latencyRow("position POST, from when it was due", ops["position POST"] as Percentiles),
-    latencyRow("position POST, from when it was sent", ops["position POST, from sent"] as Percentiles),
-    ...["create", "update", "cancel", "round add", "task start", "task complete"].map((name) =>
-      latencyRow(name, ops[name] as Percentiles),
+    ...markdownTable(
+      ["Operation", "Count", "p50 ms", "p99 ms", "max ms"],
+      [
+        latencyRow("position POST, from when it was due", ops["position POST"] as Percentiles),
+        latencyRow("position POST, from when it was sent", ops["position POST, from sent"] as Percentiles),
+        ...["create", "update", "cancel", "round add", "task start", "task complete"].map((name) =>
+          latencyRow(name, ops[name] as Percentiles),
+        ),
+        latencyRow("webhook delivery delay (occurred_at → receiver)", report.webhookDelay),
+      ],
     ),
-    latencyRow("webhook delivery delay (occurred_at → receiver)", report.webhookDelay),
     "",
     ...summaryLines(report).map((line) => `- ${line}`),
     "",
     "Every 10 s (memory in MB, RSS/V8 heap in use; CPU in % of one core, pg = the backends of the soak's database; busy = the whole machine, % of all cores; api positions read/s: the tracker positions delivery-api took in, and the age of the one it holds per round (median/oldest, s; rounds with none yet); trackers: positions sent and answered 200 per second, p99 ms from when due):",
     "",
-    `| t s | ${SERVICES.map((s) => `${s} MB`).join(" | ")} | ${SERVICES.map((s) => `${s} CPU`).join(" | ")} | pg CPU | load | busy % | outbox | webhook queue | api positions read/s | age p50/max s | none | trackers sent/s | 200/s | p99 ms |`,
-    `| ${Array.from({ length: 2 * SERVICES.length + 12 }, () => "---:").join(" | ")} |`,
   ];
-  report.samples.forEach((s, i) => {
+  const header = [
+    "t s",
+    ...SERVICES.map((name) => `${name} MB`),
+    ...SERVICES.map((name) => `${name} CPU`),
+    "pg CPU",
+    "load",
+    "busy %",
+    "outbox",
+    "webhook queue",
+    "api positions read/s",
+    "age p50/max s",
+    "none",
+    "trackers sent/s",
+    "200/s",
+    "p99 ms",
+  ];
+  const rows = report.samples.map((s, i) => {
     const w = i > 0 ? report.windows[i - 1] : undefined;
-    md.push(
-      `| ${s.atSeconds} | ${SERVICES.map((n) => `${(s.rssMb[n] ?? 0).toFixed(0)}/${heapText(s.heapMb[n])}`).join(" | ")} | ${SERVICES.map((n) => s.cpuPercent[n] ?? 0).join(" | ")} | ${s.cpuPercent.postgres ?? 0} | ${s.load1.toFixed(1)} | ${s.machineBusyPercent} | ${s.outboxUnpublished} | ${s.webhookQueue} | ${s.positionsReadPerSecond} | ${s.trackerAgeP50S}/${s.trackerAgeMaxS} | ${s.roundsWithoutTracker} | ${w?.offeredPerSecond ?? ""} | ${w?.okPerSecond ?? ""} | ${w?.p99Ms ?? ""} |`,
-    );
+    return [
+      String(s.atSeconds),
+      ...SERVICES.map((n) => `${(s.rssMb[n] ?? 0).toFixed(0)}/${heapText(s.heapMb[n])}`),
+      ...SERVICES.map((n) => String(s.cpuPercent[n] ?? 0)),
+      String(s.cpuPercent.postgres ?? 0),
+      s.load1.toFixed(1),
+      String(s.machineBusyPercent),
+      String(s.outboxUnpublished),
+      String(s.webhookQueue),
+      String(s.positionsReadPerSecond),
+      `${s.trackerAgeP50S}/${s.trackerAgeMaxS}`,
+      String(s.roundsWithoutTracker),
+      String(w?.offeredPerSecond ?? ""),
+      String(w?.okPerSecond ?? ""),
+      String(w?.p99Ms ?? ""),
+    ];
   });
+  md.push(...markdownTable(header, rows));
   return md.join("\n");
 }
