@@ -61,10 +61,11 @@ const RoundsQuery = Type.Object(
 
 /** The day and zone of a board query, or a 422 naming the parameter. */
 function dayOf(query: { date: string; time_zone: string }) {
-  if (!isCalendarDay(query.date)) throw unprocessable("querystring.date is not a real date");
+  // The range first: a day such as 0000-01-01 is outside it, which says more than "not a real date".
   if (query.date < FIRST_DAY || query.date > LAST_DAY) {
     throw unprocessable(`querystring.date must be from ${FIRST_DAY} to ${LAST_DAY}`);
   }
+  if (!isCalendarDay(query.date)) throw unprocessable("querystring.date is not a real date");
   // An offset is refused: Intl reads "+05:00" as UTC+5, PostgreSQL (POSIX) as UTC-5.
   if (!IANA_NAME.test(query.time_zone)) {
     throw unprocessable("querystring.time_zone must be an IANA time zone name (e.g. Europe/Paris), not an offset");
