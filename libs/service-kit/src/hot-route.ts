@@ -125,6 +125,8 @@ export function hotRouteListener<Body>(route: HotRoute<Body>, context: HotRouteC
    * `parserRefused`: the body parser refused it, for which Fastify closes the connection.
    */
   const parse = (raw: Buffer, done: (error: unknown, body?: Body, parserRefused?: boolean) => void) => {
+    const shapeProblem = jsonShapeProblem(raw);
+    if (shapeProblem) return done(new HttpError(422, shapeProblem), undefined, true);
     const text = bodyText(raw);
     if (text === null) return done(new HttpError(400, "body is not valid UTF-8"), undefined, true);
     const judge = (value: unknown) => {
@@ -133,8 +135,6 @@ export function hotRouteListener<Body>(route: HotRoute<Body>, context: HotRouteC
       done(Object.assign(new Error("body validation"), { validation: validate.errors, validationContext: "body" }));
     };
     if (text.trim() === "") return judge(undefined);
-    const shapeProblem = jsonShapeProblem(text);
-    if (shapeProblem) return done(new HttpError(422, shapeProblem), undefined, true);
     // The parser calls back at once; what follows runs outside its callback, whose try block would
     // otherwise take an exception of ours for a JSON error and call back a second time.
     let parsed: { error: Error | null; value?: unknown } = { error: new Error("not parsed") };

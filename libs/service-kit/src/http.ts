@@ -140,11 +140,11 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // The APIs take JSON only: any other body, text/plain included, is a 415.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser("application/json", { parseAs: "buffer", bodyLimit }, (request, body, done) => {
+    const shapeProblem = jsonShapeProblem(body as Buffer);
+    if (shapeProblem) return done(new HttpError(422, shapeProblem), undefined);
     const text = bodyText(body as Buffer);
     if (text === null) return done(new HttpError(400, "body is not valid UTF-8"), undefined);
     if (text.trim() === "") return done(null, undefined);
-    const shapeProblem = jsonShapeProblem(text);
-    if (shapeProblem) return done(new HttpError(422, shapeProblem), undefined);
     defaultJson(request, text, (error, value) => {
       if (error) return done(new HttpError(400, "body is not valid JSON"), undefined);
       const problems = mayHoldForbiddenText(text) ? textProblems(value) : [];
