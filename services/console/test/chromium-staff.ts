@@ -8,7 +8,7 @@ import type { Browser, Page } from "playwright-core";
 import type { ConsoleBed } from "./console-harness.ts";
 import { codeOf } from "./totp-codes.ts";
 
-const PASSWORD = "a long and memorable pass phrase";
+export const PASSWORD = "a long and memorable pass phrase";
 
 export interface WatchedPage {
   page: Page;
@@ -20,6 +20,7 @@ export interface WatchedPage {
 
 export async function newPage(browser: Browser, bed: ConsoleBed): Promise<WatchedPage> {
   const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: bed.pageUrl });
   const page = await context.newPage();
   const foreign: string[] = [];
   const errors: string[] = [];
@@ -55,4 +56,21 @@ export async function signInWithApp(
   await page.getByRole("button", { name: "Confirm and sign in" }).click();
   await page.getByRole("heading", { name: `Welcome, ${staff.name}` }).waitFor();
   return staff;
+}
+
+/** A change forced from the page's own script, as a person with the developer tools could: its status and body. */
+export async function forcedCall(page: Page, method: string, path: string, body: unknown) {
+  return (await page.evaluate(
+    async ([method, path, body]) => {
+      const session = (await (await fetch("/api/staff/session")).json()) as { csrf_token: string };
+      const csrf = session.csrf_token;
+      const response = await fetch(path, {
+        method,
+        headers: { "content-type": "application/json", "x-csrf-token": csrf },
+        body: JSON.stringify(body),
+      });
+      return { status: response.status, body: await response.json() };
+    },
+    [method, path, body] as const,
+  )) as { status: number; body: { errors?: string[] } };
 }

@@ -14,7 +14,7 @@ import { launchChromium } from "@dos/service-kit/testing-browser";
 import type { Browser, Locator, Page } from "playwright-core";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
 import { checkPage, SCREENSHOTS, screenshot } from "./page-checks.ts";
-import { forcedCall, newPage, PASSWORD, signInWithApp } from "./staff-pages-harness.ts";
+import { forcedCall, newPage, PASSWORD, signInWithApp } from "./chromium-staff.ts";
 
 let bed: ConsoleBed;
 let browser: Browser;
@@ -46,7 +46,7 @@ const accountTab = (page: Page, name: string) =>
 describe("accounts", () => {
   test("an administrator sets a shop up, previews its tariff, sets its rate limit and invites its user, who signs in", async () => {
     const { page, foreign, errors } = await newPage(browser, bed);
-    await signInWithApp(bed, page, "admin");
+    await signInWithApp(bed, page, { role: "admin" });
 
     await page.getByRole("navigation", { name: "Staff" }).getByRole("link", { name: "Accounts" }).click();
     await page.getByRole("heading", { name: "Accounts", exact: true }).waitFor();
@@ -267,7 +267,7 @@ describe("roles on the account pages", () => {
   test("a dispatcher reads every page of an account but is offered no change, and delivery-api refuses one forced", async () => {
     const accountId = await shopAccount("Primeurs du Marais");
     const { page, errors } = await newPage(browser, bed);
-    await signInWithApp(bed, page, "dispatcher");
+    await signInWithApp(bed, page, { role: "dispatcher" });
     await page.getByRole("navigation", { name: "Staff" }).getByRole("link", { name: "Accounts" }).click();
     await page.getByRole("link", { name: "Primeurs du Marais" }).waitFor();
     assert.equal(await page.getByRole("link", { name: "New account" }).count(), 0);
@@ -316,7 +316,7 @@ describe("roles on the account pages", () => {
   test("an administrator demoted while a page is open: the change is refused by delivery-api and the page says so", async () => {
     const accountId = await shopAccount("Fromagerie Oberkampf");
     const { page } = await newPage(browser, bed);
-    const admin = await signInWithApp(bed, page, "admin");
+    const admin = await signInWithApp(bed, page, { role: "admin" });
     await page.goto(`${bed.pageUrl}/staff/accounts/${accountId}/zones`);
     await page.getByRole("heading", { name: "Zones", exact: true }).waitFor();
     const demoted = await bed.ops("PATCH", `/staff/${admin.id}`, { role: "dispatcher" });
@@ -351,7 +351,7 @@ async function postPosition(externalId: string, token?: string, timestamp?: stri
 describe("fleet", () => {
   test("a dispatcher adds a vehicle and a messenger; the vehicle's page shows its External ID, a tracker token set then rotated (shown once), and its last position with its age", async () => {
     const { page, foreign, errors } = await newPage(browser, bed);
-    await signInWithApp(bed, page, "dispatcher");
+    await signInWithApp(bed, page, { role: "dispatcher" });
     await page.getByRole("navigation", { name: "Staff" }).getByRole("link", { name: "Fleet" }).click();
     await page.getByRole("heading", { name: "Vehicles" }).waitFor();
     const externalIdLabel = "External ID (the tracker's vehicle_id; fixed)";
@@ -479,7 +479,7 @@ describe("fleet", () => {
     const vehicle = await bed.ops<{ id: number }>("POST", "/vehicles", { external_id: "BIKE-7", provider: "acme" });
     assert.equal(vehicle.status, 201);
     const { page } = await newPage(browser, bed);
-    await signInWithApp(bed, page, "read_only");
+    await signInWithApp(bed, page, { role: "read_only" });
     await page.goto(`${bed.pageUrl}/staff/fleet`);
     await page.getByRole("link", { name: "BIKE-7" }).click();
     await page.getByRole("heading", { name: "Vehicle BIKE-7" }).waitFor();
