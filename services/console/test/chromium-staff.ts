@@ -40,6 +40,60 @@ async function setPassword(page: Page, link: string) {
   await page.getByRole("heading", { name: "Second factor" }).waitFor();
 }
 
+/** The virtual authenticator: the passkeys it holds. */
+export interface VirtualAuthenticator {
+  credentials(): Promise<unknown[]>;
+}
+
+/**
+ * Chromium's virtual authenticator on this page (a platform authenticator that verifies its
+ * user at once): what a laptop's fingerprint reader would do, without a person.
+ */
+export async function addVirtualAuthenticator(page: Page): Promise<VirtualAuthenticator> {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send("WebAuthn.enable");
+  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
+    options: {
+      protocol: "ctap2",
+      transport: "internal",
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return {
+    async credentials() {
+      const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
+      return credentials;
+    },
+  };
+}
+
+/**
+ * A new staff person with `role`, invited, enrolled with a passkey of Chromium's virtual
+ * authenticator, signed out, and signed in again with the password and the passkey: signed in on `page`.
+ */
+export async function signInWithPasskey(bed: ConsoleBed, page: Page, role: "admin" | "dispatcher" | "read_only") {
+  const authenticator = await addVirtualAuthenticator(page);
+  const staff = await bed.newStaff(role);
+  const invited = await bed.inviteStaff(staff.email);
+  assert.equal(invited.status, 201, JSON.stringify(invited.body));
+  await setPassword(page, await bed.lastLinkTo(staff.email));
+  await page.getByLabel("Name of this passkey").fill("Work laptop");
+  await page.getByRole("button", { name: "Create a passkey" }).click();
+  await page.getByRole("heading", { name: `Welcome, ${staff.name}` }).waitFor();
+  assert.equal((await authenticator.credentials()).length, 1, "the authenticator holds the passkey");
+  await page.getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("heading", { name: "Staff sign-in" }).waitFor();
+  await page.getByLabel("E-mail").fill(staff.email);
+  await page.getByLabel("Password").fill(PASSWORD);
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.getByRole("button", { name: "Use my passkey" }).click();
+  await page.getByRole("heading", { name: `Welcome, ${staff.name}` }).waitFor();
+  return staff;
+}
+
 /** A new staff person with `role` (or the one given), invited, enrolled with an authenticator app: signed in on `page`. */
 export async function signInWithApp(
   bed: ConsoleBed,

@@ -12,9 +12,9 @@ import { after, before, describe, test } from "node:test";
 import { waitFor } from "@dos/service-kit/testing";
 import { launchChromium } from "@dos/service-kit/testing-browser";
 import type { Browser, Locator, Page } from "playwright-core";
+import { forcedCall, newPage, PASSWORD, signInWithApp } from "./chromium-staff.ts";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
 import { checkPage, SCREENSHOTS, screenshot } from "./page-checks.ts";
-import { forcedCall, newPage, PASSWORD, signInWithApp } from "./chromium-staff.ts";
 
 let bed: ConsoleBed;
 let browser: Browser;

@@ -11,6 +11,7 @@ import { mkdirSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import { launchChromium } from "@dos/service-kit/testing-browser";
 import type { Browser, Page } from "playwright-core";
+import { addVirtualAuthenticator } from "./chromium-staff.ts";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
 import { checkPage, SCREENSHOTS, screenshot } from "./page-checks.ts";
 import { codeOf, wrongCode } from "./totp-codes.ts";
@@ -41,31 +42,6 @@ async function newPage(): Promise<{ page: Page; foreign: string[]; errors: strin
   });
   page.on("pageerror", (error) => errors.push(error.message));
   return { page, foreign, errors };
-}
-
-/**
- * Chromium's virtual authenticator on this page (a platform authenticator that verifies its
- * user at once): what a laptop's fingerprint reader would do, without a person.
- */
-async function addVirtualAuthenticator(page: Page) {
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send("WebAuthn.enable");
-  const { authenticatorId } = await cdp.send("WebAuthn.addVirtualAuthenticator", {
-    options: {
-      protocol: "ctap2",
-      transport: "internal",
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  return {
-    async credentials() {
-      const { credentials } = await cdp.send("WebAuthn.getCredentials", { authenticatorId });
-      return credentials;
-    },
-  };
 }
 
 async function invitationLink(role: "admin" | "dispatcher" | "read_only") {
