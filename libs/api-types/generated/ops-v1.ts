@@ -573,7 +573,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List messengers */
+        /** List messengers, by id, in pages */
         get: operations["messengers.list"];
         put?: never;
         /** Add a messenger */
@@ -980,7 +980,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List vehicles and their active round */
+        /** List vehicles and their active round, by id, in pages */
         get: operations["vehicles.list"];
         put?: never;
         /** Add a vehicle (its External ID is the geolocation interface's vehicle_id) */
@@ -4874,7 +4874,10 @@ export interface operations {
     };
     "messengers.list": {
         parameters: {
-            query?: never;
+            query: {
+                page: number;
+                per_page: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -4884,6 +4887,8 @@ export interface operations {
             /** @description Done. */
             200: {
                 headers: {
+                    /** @description `<…?page=N>; rel="next"` while more pages follow. */
+                    link?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6762,7 +6767,10 @@ export interface operations {
     };
     "vehicles.list": {
         parameters: {
-            query?: never;
+            query: {
+                page: number;
+                per_page: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -6772,6 +6780,8 @@ export interface operations {
             /** @description Done. */
             200: {
                 headers: {
+                    /** @description `<…?page=N>; rel="next"` while more pages follow. */
+                    link?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -161,7 +161,7 @@ describe("operator API: accounts, users and API tokens", () => {
         first.body.map((x: { id: number }) => x.id),
         testIds.slice(0, 2),
       );
-      assert.equal(first.headers.link, '</ops/v1/accounts?page=2&per_page=2&environment=test>; rel="next"');
+      assert.equal(first.headers.link, '</ops/v1/accounts?environment=test&per_page=2&page=2>; rel="next"');
       const all = await ops.get("/accounts?environment=test&per_page=500");
       assert.equal(all.headers.link, undefined);
       assert.deepEqual(all.body.map((x: { id: number }) => x.id).slice(-3), [a.id, b.id, c.id]);

@@ -6,6 +6,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../db/database.ts";
+import { LinkHeader, nextPageLink } from "../http/paging.ts";
 import { pathId } from "../http/request-input.ts";
 import {
   Account,
@@ -67,23 +68,15 @@ export async function accountsOpsRoutes(app: FastifyInstance, options: { db: Kys
       schema: {
         operationId: "accounts.list",
         response: {
-          200: {
-            ...Type.Array(Account),
-            headers: { link: Type.String({ description: '`<…?page=N>; rel="next"` while more pages follow.' }) },
-          },
+          200: { ...Type.Array(Account), headers: LinkHeader },
         },
         summary: "List client accounts, oldest first",
         querystring: ListAccountsQuery,
       },
     },
     async (request, reply) => {
-      const { query } = request;
-      const page = await listAccountPage(db, query);
-      if (page.hasMore) {
-        const next = new URLSearchParams({ page: String(query.page + 1), per_page: String(query.per_page) });
-        if (query.environment) next.set("environment", query.environment);
-        reply.header("link", `<${request.url.split("?")[0]}?${next}>; rel="next"`);
-      }
+      const page = await listAccountPage(db, request.query);
+      nextPageLink(request, reply, request.query, page.hasMore);
       return page.accounts;
     },
   );

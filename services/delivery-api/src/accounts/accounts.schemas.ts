@@ -4,6 +4,7 @@
  */
 import { LIMITS, RATE_LIMIT_MAX_WINDOW_SECONDS, ShortText, Timestamp } from "@dos/contracts";
 import { type Static, Type } from "@sinclair/typebox";
+import { PageFields } from "../http/paging.ts";
 import { OPS_LIMITS } from "../http/request-input.ts";
 
 /** The largest quota an override may give (the column's check says the same). */
@@ -65,8 +66,7 @@ export type UpdateAccountBody = Static<typeof UpdateAccountBody>;
 export const ListAccountsQuery = Type.Object(
   {
     environment: Type.Optional(Environment),
-    page: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1 }),
-    per_page: Type.Integer({ minimum: 1, maximum: OPS_LIMITS.pageSizeMax, default: OPS_LIMITS.pageSizeDefault }),
+    ...PageFields,
   },
   { additionalProperties: false },
 );

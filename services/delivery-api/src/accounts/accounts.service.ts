@@ -4,6 +4,7 @@ import { notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely, Selectable, Updateable } from "kysely";
 import { isSupportedCountry } from "libphonenumber-js";
 import type { DB } from "../db/database.ts";
+import { pageOf, pageWindow } from "../lib/paging.ts";
 import { requiredText } from "../lib/text.ts";
 import {
   findAccountById,
@@ -73,12 +74,9 @@ export async function getAccount(db: Kysely<DB>, accountId: number) {
 }
 
 export async function listAccountPage(db: Kysely<DB>, query: ListAccountsQuery) {
-  const rows = await listAccounts(db, {
-    environment: query.environment,
-    offset: (query.page - 1) * query.per_page,
-    limit: query.per_page + 1,
-  });
-  return { accounts: rows.slice(0, query.per_page).map(accountView), hasMore: rows.length > query.per_page };
+  const rows = await listAccounts(db, { environment: query.environment, ...pageWindow(query) });
+  const { items, hasMore } = pageOf(rows, query);
+  return { accounts: items.map(accountView), hasMore };
 }
 
 /**

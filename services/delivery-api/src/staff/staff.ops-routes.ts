@@ -8,22 +8,21 @@ import { ErrorBody } from "@dos/contracts";
 import { forbidden } from "@dos/service-kit";
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { LinkHeader, nextPageLink, PageQuery } from "../http/paging.ts";
 import { pathId } from "../http/request-input.ts";
 import {
   CreateStaffBody,
   CreateStaffTokenBody,
-  LinkHeader,
   ListStaffQuery,
   OpsActor,
   type OpsActorView,
-  PageQuery,
   Staff,
   StaffList,
   StaffTokenCreated,
   StaffTokenList,
   UpdateStaffBody,
 } from "./staff.schemas.ts";
-import type { PageRequest, StaffService } from "./staff.service.ts";
+import type { StaffService } from "./staff.service.ts";
 
 export interface StaffOpsRoutesOptions {
   staff: StaffService;
@@ -50,16 +49,6 @@ function myId(request: FastifyRequest): number {
   const { actor } = request;
   if (actor.kind !== "staff") throw forbidden("automation has no personal tokens");
   return actor.id;
-}
-
-/** Sets `Link: <…?page=N+1>; rel="next"` when another page follows. */
-function nextPageLink(request: FastifyRequest, reply: FastifyReply, page: PageRequest, hasMore: boolean) {
-  if (!hasMore) return;
-  const [path, search = ""] = request.url.split("?");
-  const params = new URLSearchParams(search);
-  params.set("page", String(page.page + 1));
-  params.set("per_page", String(page.per_page));
-  reply.header("link", `<${path}?${params}>; rel="next"`);
 }
 
 export async function staffOpsRoutes(app: FastifyInstance, options: StaffOpsRoutesOptions) {

@@ -4,7 +4,7 @@
  */
 import { LIMITS, Nullable, ShortText, Timestamp } from "@dos/contracts";
 import { type Static, Type } from "@sinclair/typebox";
-import { OPS_LIMITS } from "../http/request-input.ts";
+import { PageFields } from "../http/paging.ts";
 
 const ROLES = ["admin", "dispatcher", "read_only"] as const;
 const StaffRole = Type.Union(
@@ -46,21 +46,11 @@ export const UpdateStaffBody = Type.Object(
 );
 export type UpdateStaffBody = Static<typeof UpdateStaffBody>;
 
-const Page = {
-  page: Type.Integer({ minimum: 1, maximum: 10_000, default: 1 }),
-  per_page: Type.Integer({ minimum: 1, maximum: OPS_LIMITS.pageSizeMax, default: OPS_LIMITS.pageSizeDefault }),
-};
-
-export const ListStaffQuery = Type.Object({ email: Type.Optional(Email), ...Page }, { additionalProperties: false });
+export const ListStaffQuery = Type.Object(
+  { email: Type.Optional(Email), ...PageFields },
+  { additionalProperties: false },
+);
 export type ListStaffQuery = Static<typeof ListStaffQuery>;
-
-export const PageQuery = Type.Object(Page, { additionalProperties: false });
-export type PageQuery = Static<typeof PageQuery>;
-
-/** The Link header of a list answer's next page. */
-export const LinkHeader = {
-  link: Type.String({ description: '`<…?page=N>; rel="next"` while more pages follow.' }),
-};
 
 export const StaffList = Type.Object({ staff: Type.Array(Staff) }, { title: "StaffList", additionalProperties: false });
 

@@ -7,6 +7,7 @@ import { formatTimestamp, parseTimestamp } from "@dos/contracts";
 import { conflict, isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
 import type { Kysely, Selectable } from "kysely";
 import type { DB } from "../db/database.ts";
+import { type PageRequest, pageOf, pageWindow } from "../lib/paging.ts";
 import { requiredText } from "../lib/text.ts";
 import {
   findLiveStaffToken,
@@ -32,11 +33,6 @@ import type {
 import type { StaffTable, StaffTokensTable } from "./staff.table.ts";
 import { hashStaffToken, newStaffToken } from "./staff-token.ts";
 
-export interface PageRequest {
-  page: number;
-  per_page: number;
-}
-
 function staffView(row: Selectable<StaffTable>): Staff {
   return {
     id: row.id,
@@ -60,13 +56,6 @@ function tokenView(row: Selectable<StaffTokensTable>): StaffToken {
 
 const emailTaken = (email: string) => conflict(`email ${email} is already used by another staff member`);
 
-/** One more row than the page asks for tells whether another page follows. */
-const window = ({ page, per_page }: PageRequest) => ({ offset: (page - 1) * per_page, limit: per_page + 1 });
-const pageOf = <T>(rows: T[], { per_page }: PageRequest) => ({
-  items: rows.slice(0, per_page),
-  hasMore: rows.length > per_page,
-});
-
 export function createStaffService(db: Kysely<DB>) {
   const requireStaff = async (id: number) => {
     const row = await findStaffById(db, id);
@@ -88,7 +77,7 @@ export function createStaffService(db: Kysely<DB>) {
     },
 
     async list(query: PageRequest & { email?: string | undefined }) {
-      const { offset, limit } = window(query);
+      const { offset, limit } = pageWindow(query);
       const emailLower = query.email?.trim().toLowerCase();
       const rows = await listStaff(db, { emailLower, offset, limit });
       const { items, hasMore } = pageOf(rows, query);
@@ -139,7 +128,7 @@ export function createStaffService(db: Kysely<DB>) {
 
     async listTokens(staffId: number, page: PageRequest) {
       await requireStaff(staffId);
-      const { offset, limit } = window(page);
+      const { offset, limit } = pageWindow(page);
       const { items, hasMore } = pageOf(await listLiveStaffTokens(db, staffId, offset, limit), page);
       return { tokens: items.map(tokenView), hasMore };
     },

@@ -35,6 +35,15 @@ export async function answerOf<T>(call: Promise<{ data?: T; error?: unknown; res
   return data as T;
 }
 
+/** A page of a list of the operator API: its items, and whether its Link header names a next page. */
+export async function pageAnswerOf<T>(
+  call: Promise<{ data?: T; error?: unknown; response: Response }>,
+): Promise<{ items: T; hasNext: boolean }> {
+  const items = await answerOf(call);
+  const { response } = await call;
+  return { items, hasNext: /rel="next"/.test(response.headers.get("link") ?? "") };
+}
+
 /** The JSON body an operation of the operator API takes, from its generated types. */
 export type BodyOf<P extends keyof paths, M extends "post" | "put" | "patch" | "delete"> = paths[P][M] extends {
   requestBody?: { content: { "application/json": infer B } };

@@ -7,6 +7,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
+import { LinkHeader, nextPageLink, PageQuery } from "../../http/paging.ts";
 import { pathId } from "../../http/request-input.ts";
 import { createMessengersService, Messenger } from "./messengers.service.ts";
 
@@ -32,12 +33,21 @@ export async function messengersOpsRoutes(app: FastifyInstance, options: { db: K
     async (request, reply) => reply.code(201).send(await messengers.create(request.body)),
   );
 
-  app.get(
+  app.get<{ Querystring: PageQuery }>(
     "/messengers",
     {
-      schema: { operationId: "messengers.list", response: { 200: Type.Array(Messenger) }, summary: "List messengers" },
+      schema: {
+        operationId: "messengers.list",
+        querystring: PageQuery,
+        response: { 200: { ...Type.Array(Messenger), headers: LinkHeader } },
+        summary: "List messengers, by id, in pages",
+      },
     },
-    () => messengers.list(),
+    async (request, reply) => {
+      const page = await messengers.list(request.query);
+      nextPageLink(request, reply, request.query, page.hasMore);
+      return page.messengers;
+    },
   );
 
   app.get<{ Params: { id: string } }>(

@@ -7,8 +7,15 @@ export const findMessenger = (db: Db, id: number) =>
   db.selectFrom("messengers").selectAll().where("id", "=", id).executeTakeFirst();
 
 /** The operator's messengers; the simulator's own are not listed. */
-export const listMessengers = (db: Db) =>
-  db.selectFrom("messengers").selectAll().where("simulated", "=", false).orderBy("id").execute();
+export const listMessengers = (db: Db, window: { offset: number; limit: number }) =>
+  db
+    .selectFrom("messengers")
+    .selectAll()
+    .where("simulated", "=", false)
+    .orderBy("id")
+    .offset(window.offset)
+    .limit(window.limit)
+    .execute();
 
 export const insertMessenger = (db: Db, values: Insertable<MessengersTable>) =>
   db.insertInto("messengers").values(values).returningAll().executeTakeFirstOrThrow();

@@ -4,6 +4,7 @@ import { notFound } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { Selectable } from "kysely";
 import type { Db } from "../../db/database.ts";
+import { type PageRequest, pageOf, pageWindow } from "../../lib/paging.ts";
 import { optionalText, requiredText } from "../../lib/text.ts";
 import { findMessenger, insertMessenger, listMessengers, updateMessenger } from "./messengers.repository.ts";
 import type { MessengersTable } from "./messengers.table.ts";
@@ -35,7 +36,10 @@ export function createMessengersService(db: Db) {
       const row = await insertMessenger(db, { name: requiredText(body.name, "name"), phone: optionalText(body.phone) });
       return messengerView(row);
     },
-    list: async () => (await listMessengers(db)).map(messengerView),
+    async list(page: PageRequest) {
+      const { items, hasMore } = pageOf(await listMessengers(db, pageWindow(page)), page);
+      return { messengers: items.map(messengerView), hasMore };
+    },
     get: async (id: number) => messengerView(await requireMessenger(db, id)),
     async update(id: number, { name, phone }: MessengerChange) {
       const current = await requireMessenger(db, id);

@@ -5,6 +5,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
+import { LinkHeader, nextPageLink, PageQuery } from "../../http/paging.ts";
 import { pathId } from "../../http/request-input.ts";
 import type { VehicleTrackBus } from "./vehicle-track.bus.ts";
 import { createVehiclesService, Vehicle, VehiclePositions, VehicleTokenRotated } from "./vehicles.service.ts";
@@ -65,16 +66,21 @@ export async function vehiclesOpsRoutes(app: FastifyInstance, options: { db: Kys
     async (request, reply) => reply.code(201).send(await vehicles.create(request.body)),
   );
 
-  app.get(
+  app.get<{ Querystring: PageQuery }>(
     "/vehicles",
     {
       schema: {
         operationId: "vehicles.list",
-        response: { 200: Type.Array(Vehicle) },
-        summary: "List vehicles and their active round",
+        querystring: PageQuery,
+        response: { 200: { ...Type.Array(Vehicle), headers: LinkHeader } },
+        summary: "List vehicles and their active round, by id, in pages",
       },
     },
-    () => vehicles.list(),
+    async (request, reply) => {
+      const page = await vehicles.list(request.query);
+      nextPageLink(request, reply, request.query, page.hasMore);
+      return page.vehicles;
+    },
   );
 
   app.get<{ Params: { id: string } }>(

@@ -45,8 +45,9 @@ function vehicles(db: Db) {
 /** A vehicle as the operator API shows it (see `vehicles`). */
 export const findVehicle = (db: Db, id: number) => vehicles(db).where("v.id", "=", id).executeTakeFirst();
 
-/** Every vehicle as the operator API shows it, by id. */
-export const listVehicles = (db: Db) => vehicles(db).orderBy("v.id").execute();
+/** A page of the vehicles as the operator API shows them, by id. */
+export const listVehicles = (db: Db, window: { offset: number; limit: number }) =>
+  vehicles(db).orderBy("v.id").offset(window.offset).limit(window.limit).execute();
 
 export type VehicleRow = NonNullable<Awaited<ReturnType<typeof findVehicle>>>;
 

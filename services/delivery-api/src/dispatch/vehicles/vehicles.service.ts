@@ -10,6 +10,7 @@ import { isUniqueViolation, notFound, unprocessable } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import type { DB, Db } from "../../db/database.ts";
+import { type PageRequest, pageOf, pageWindow } from "../../lib/paging.ts";
 import { optionalText, requiredText } from "../../lib/text.ts";
 import { lockVehicles, recordFleetState } from "../fleet/fleet.repository.ts";
 import type { VehicleTrackBus } from "./vehicle-track.bus.ts";
@@ -158,7 +159,10 @@ export function createVehiclesService(db: Kysely<DB>, track: VehicleTrackBus) {
       }
     },
 
-    list: async () => (await listVehicles(db)).map(vehicleView),
+    async list(page: PageRequest) {
+      const { items, hasMore } = pageOf(await listVehicles(db, pageWindow(page)), page);
+      return { vehicles: items.map(vehicleView), hasMore };
+    },
 
     get: (id: number) => requireVehicle(db, id),
 

@@ -9,7 +9,8 @@ import type { FormEvent } from "react";
 import { when } from "../../pages/display.tsx";
 import { Errors, Field } from "../../pages/form-parts.tsx";
 import { textOf, useChange } from "../change.ts";
-import { answerOf, errorsOf, opsApi } from "../ops-api.ts";
+import { answerOf, opsApi, pageAnswerOf } from "../ops-api.ts";
+import { PageButtons } from "../page-buttons.tsx";
 import { useMayChange } from "../staff-access.ts";
 import { type Account, rateLimitText } from "./account-frame.tsx";
 import { type AccountsSearch, accountsSearchOf } from "./accounts-search.ts";
@@ -25,15 +26,14 @@ export function AccountsPage() {
   const page = search.page ?? 1;
   const list = useQuery({
     queryKey: ["staff", "accounts", search],
-    queryFn: async () => {
-      const { data, error, response } = await opsApi.GET("/ops/v1/accounts", {
-        params: {
-          query: { page, per_page: PER_PAGE, ...(search.environment ? { environment: search.environment } : {}) },
-        },
-      });
-      if (!data) throw new Error(errorsOf(error, response.status).join("; "));
-      return { accounts: data, hasNext: /rel="next"/.test(response.headers.get("link") ?? "") };
-    },
+    queryFn: () =>
+      pageAnswerOf(
+        opsApi.GET("/ops/v1/accounts", {
+          params: {
+            query: { page, per_page: PER_PAGE, ...(search.environment ? { environment: search.environment } : {}) },
+          },
+        }),
+      ),
   });
   const go = (next: AccountsSearch) => navigate({ to: "/staff/accounts", search: next });
   return (
@@ -71,8 +71,8 @@ export function AccountsPage() {
       </form>
       {list.error && <Errors errors={[list.error.message]} />}
       {list.isPending && <p>Loading the accounts…</p>}
-      {list.data?.accounts.length === 0 && <p>No account {page > 1 ? "on this page" : "yet"}.</p>}
-      {list.data && list.data.accounts.length > 0 && (
+      {list.data?.items.length === 0 && <p>No account {page > 1 ? "on this page" : "yet"}.</p>}
+      {list.data && list.data.items.length > 0 && (
         <table>
           <caption className="visually-hidden">Accounts, oldest first</caption>
           <thead>
@@ -84,7 +84,7 @@ export function AccountsPage() {
             </tr>
           </thead>
           <tbody>
-            {list.data.accounts.map((account) => (
+            {list.data.items.map((account) => (
               <tr key={account.id}>
                 <td>
                   <Link to="/staff/accounts/$accountId" params={{ accountId: String(account.id) }}>
@@ -100,25 +100,11 @@ export function AccountsPage() {
           </tbody>
         </table>
       )}
-      <nav aria-label="Pages" className="pages">
-        <button
-          type="button"
-          className="secondary"
-          disabled={page === 1}
-          onClick={() => go({ ...search, ...(page > 2 ? { page: page - 1 } : { page: undefined }) })}
-        >
-          Previous page
-        </button>
-        <span>Page {page}</span>
-        <button
-          type="button"
-          className="secondary"
-          disabled={!list.data?.hasNext}
-          onClick={() => go({ ...search, page: page + 1 })}
-        >
-          Next page
-        </button>
-      </nav>
+      <PageButtons
+        page={page}
+        hasNext={list.data?.hasNext ?? false}
+        onPage={(next) => go({ ...search, page: next > 1 ? next : undefined })}
+      />
     </>
   );
 }

@@ -8,19 +8,28 @@ import { type FormEvent, useState } from "react";
 import { when } from "../../pages/display.tsx";
 import { Errors, Field } from "../../pages/form-parts.tsx";
 import { textOf, useChange } from "../change.ts";
-import { answerOf, type BodyOf, opsApi } from "../ops-api.ts";
+import { answerOf, type BodyOf, opsApi, pageAnswerOf } from "../ops-api.ts";
+import { PageButtons } from "../page-buttons.tsx";
 import { useMayChange } from "../staff-access.ts";
 import { FleetNav } from "./fleet-nav.tsx";
 
 type Messenger = components["schemas"]["Messenger"];
 type MessengerBody = BodyOf<"/ops/v1/messengers", "post">;
 
+/** Rows per page of the list. */
+const PER_PAGE = 100;
+
 const MESSENGERS = ["staff", "fleet", "messengers"];
 
 export function MessengersPage() {
   const mayChange = useMayChange("fleet");
   const [editing, setEditing] = useState<Messenger | null>(null);
-  const messengers = useQuery({ queryKey: MESSENGERS, queryFn: () => answerOf(opsApi.GET("/ops/v1/messengers")) });
+  const [page, setPage] = useState(1);
+  const list = useQuery({
+    queryKey: [...MESSENGERS, page],
+    queryFn: () => pageAnswerOf(opsApi.GET("/ops/v1/messengers", { params: { query: { page, per_page: PER_PAGE } } })),
+  });
+  const messengers = list.data?.items;
   const create = useChange((body: MessengerBody) => answerOf(opsApi.POST("/ops/v1/messengers", { body })), {
     invalidate: [MESSENGERS],
   });
@@ -43,10 +52,10 @@ export function MessengersPage() {
       <h1>Fleet</h1>
       <FleetNav />
       <h2>Messengers</h2>
-      {messengers.error && <Errors errors={[messengers.error.message]} />}
-      {messengers.isPending && <p>Loading the messengers…</p>}
-      {messengers.data?.length === 0 && <p>No messenger yet.</p>}
-      {messengers.data && messengers.data.length > 0 && (
+      {list.error && <Errors errors={[list.error.message]} />}
+      {list.isPending && <p>Loading the messengers…</p>}
+      {messengers?.length === 0 && <p>No messenger yet.</p>}
+      {messengers && messengers.length > 0 && (
         <table data-testid="messengers">
           <caption className="visually-hidden">Messengers</caption>
           <thead>
@@ -58,7 +67,7 @@ export function MessengersPage() {
             </tr>
           </thead>
           <tbody>
-            {messengers.data.map((messenger) => (
+            {messengers.map((messenger) => (
               <tr key={messenger.id}>
                 <td>{messenger.name}</td>
                 <td>{messenger.phone ?? "—"}</td>
@@ -83,6 +92,7 @@ export function MessengersPage() {
           </tbody>
         </table>
       )}
+      <PageButtons page={page} hasNext={list.data?.hasNext ?? false} onPage={setPage} />
       {mayChange && (
         <>
           <form

@@ -6,21 +6,30 @@
  */
 import { useQuery } from "@tanstack/react-query";
 import { Link } from "@tanstack/react-router";
-import type { FormEvent } from "react";
+import { type FormEvent, useState } from "react";
 import { when } from "../../pages/display.tsx";
 import { Errors, Field } from "../../pages/form-parts.tsx";
 import { textOf, useChange } from "../change.ts";
-import { answerOf, type BodyOf, opsApi } from "../ops-api.ts";
+import { answerOf, type BodyOf, opsApi, pageAnswerOf } from "../ops-api.ts";
+import { PageButtons } from "../page-buttons.tsx";
 import { useMayChange } from "../staff-access.ts";
 import { FleetNav } from "./fleet-nav.tsx";
 
 type NewVehicle = BodyOf<"/ops/v1/vehicles", "post">;
 
+/** Rows per page of the list. */
+const PER_PAGE = 100;
+
 export const VEHICLES = ["staff", "fleet", "vehicles"];
 
 export function VehiclesPage() {
   const mayChange = useMayChange("fleet");
-  const vehicles = useQuery({ queryKey: VEHICLES, queryFn: () => answerOf(opsApi.GET("/ops/v1/vehicles")) });
+  const [page, setPage] = useState(1);
+  const list = useQuery({
+    queryKey: [...VEHICLES, page],
+    queryFn: () => pageAnswerOf(opsApi.GET("/ops/v1/vehicles", { params: { query: { page, per_page: PER_PAGE } } })),
+  });
+  const vehicles = list.data?.items;
   const create = useChange((body: NewVehicle) => answerOf(opsApi.POST("/ops/v1/vehicles", { body })), {
     invalidate: [VEHICLES],
   });
@@ -42,10 +51,10 @@ export function VehiclesPage() {
       <h1>Fleet</h1>
       <FleetNav />
       <h2>Vehicles</h2>
-      {vehicles.error && <Errors errors={[vehicles.error.message]} />}
-      {vehicles.isPending && <p>Loading the vehicles…</p>}
-      {vehicles.data?.length === 0 && <p>No vehicle yet.</p>}
-      {vehicles.data && vehicles.data.length > 0 && (
+      {list.error && <Errors errors={[list.error.message]} />}
+      {list.isPending && <p>Loading the vehicles…</p>}
+      {vehicles?.length === 0 && <p>No vehicle yet.</p>}
+      {vehicles && vehicles.length > 0 && (
         <table data-testid="vehicles">
           <caption className="visually-hidden">Vehicles</caption>
           <thead>
@@ -59,7 +68,7 @@ export function VehiclesPage() {
             </tr>
           </thead>
           <tbody>
-            {vehicles.data.map((vehicle) => (
+            {vehicles.map((vehicle) => (
               <tr key={vehicle.id}>
                 <td>
                   <Link to="/staff/fleet/vehicles/$vehicleId" params={{ vehicleId: String(vehicle.id) }}>
@@ -80,6 +89,7 @@ export function VehiclesPage() {
           </tbody>
         </table>
       )}
+      <PageButtons page={page} hasNext={list.data?.hasNext ?? false} onPage={setPage} />
       {mayChange && (
         <>
           <form onSubmit={onSubmit} noValidate className="delivery-form" aria-label="New vehicle">
