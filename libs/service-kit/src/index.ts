@@ -19,6 +19,7 @@ export * from "./migrate-command.ts";
 export * from "./migrator.ts";
 export * from "./named-statement.ts";
 export * from "./nats.ts";
+export * from "./nats-service.ts";
 export * from "./nats-tracing.ts";
 export * from "./nearest-name.ts";
 export * from "./pg-errors.ts";

@@ -5,9 +5,8 @@
  * worker of the database queue, and the periodic gauges and pruning.
  */
 import { natsNames, SERVICE_NAMES } from "@dos/contracts";
-import { type BuiltService, createBatcher, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import { type BuiltService, createBatcher, createHttpApp, type NatsService, type ServiceDeps } from "@dos/service-kit";
 import { jetstreamManager } from "@nats-io/jetstream";
-import type { Service } from "@nats-io/services";
 import type { Kysely } from "kysely";
 import { type Config, parseRetrySchedule } from "./config.ts";
 import type { DB } from "./db/database.ts";
@@ -131,7 +130,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     wake: retryWorker.wake,
   });
 
-  let bus: Service | undefined;
+  let bus: NatsService | undefined;
   const timers: NodeJS.Timeout[] = [];
   let stopped = false;
 

@@ -5,21 +5,18 @@
  * an error reply whose code is the HTTP status to answer and whose body is an ErrorBody.
  */
 import {
-  compileValidator,
   formatTimestamp,
   natsNames,
   parseTimestamp,
+  SERVICE_NAMES,
   type VehicleTrackReply,
   VehicleTrackRequest,
 } from "@dos/contracts";
-import { HttpError, isDependencyDown, type Logger, validationMessages } from "@dos/service-kit";
+import { HttpError, type Logger, type NatsService, startJsonService } from "@dos/service-kit";
 import type { NatsConnection } from "@nats-io/nats-core";
-import { type Service, type ServiceMsg, Svcm } from "@nats-io/services";
 import type { Kysely } from "kysely";
 import { listVehicleTrack } from "../positions/positions.repository.ts";
 import type { DB } from "../positions/positions.table.ts";
-
-const validate = compileValidator<VehicleTrackRequest>(VehicleTrackRequest);
 
 /** The positions asked for, newest first. */
 async function vehicleTrack(db: Kysely<DB>, request: VehicleTrackRequest): Promise<VehicleTrackReply> {
@@ -50,47 +47,23 @@ export async function startTrackBus(options: {
   namespace: string;
   db: Kysely<DB>;
   logger: Logger;
-}): Promise<Service> {
+}): Promise<NatsService> {
   const names = natsNames(options.namespace).services.geoTrack;
-  const { logger, db } = options;
-  // @nats-io/services ships its own copy of nats-core's types; the connection is the same object.
-  const svc = await new Svcm(options.nc as unknown as ConstructorParameters<typeof Svcm>[0]).add({
+  const { service, endpoint } = await startJsonService({
+    nc: options.nc,
     name: names.name,
     version: "1.0.0",
     description: "Stored vehicle positions of geo-ingest",
     queue: names.queueGroup,
+    logger: options.logger,
+    tracer: SERVICE_NAMES.geoIngest,
+    unavailable: "positions are unavailable, retry later",
   });
-  svc.addEndpoint("vehicle", {
-    subject: names.subjects.vehicle,
-    handler: (_error, msg) => void answer(msg, db, logger),
-  });
-  return svc;
-}
-
-async function answer(msg: ServiceMsg, db: Kysely<DB>, logger: Logger): Promise<void> {
-  try {
-    let parsed: unknown;
-    try {
-      parsed = msg.json();
-    } catch {
-      throw new HttpError(400, "body is not valid JSON");
-    }
-    const checked = validate(parsed);
-    if (!checked.ok) throw new HttpError(422, validationMessages(checked.errors));
-    msg.respond(JSON.stringify(await vehicleTrack(db, checked.value)));
-  } catch (error) {
-    if (error instanceof HttpError) {
-      msg.respondError(error.statusCode, error.messages.join("; "), JSON.stringify({ errors: error.messages }));
-    } else if (isDependencyDown(error)) {
-      logger.warn({ err: error, subject: msg.subject }, "vehicle track refused: PostgreSQL unavailable");
-      msg.respondError(
-        503,
-        "service is temporarily unavailable",
-        JSON.stringify({ errors: ["positions are unavailable, retry later"] }),
-      );
-    } else {
-      logger.error({ err: error, subject: msg.subject }, "vehicle track failed");
-      msg.respondError(500, "internal error", JSON.stringify({ errors: ["internal error"] }));
-    }
-  }
+  endpoint<VehicleTrackRequest>(
+    "vehicle",
+    names.subjects.vehicle,
+    (request) => vehicleTrack(options.db, request),
+    VehicleTrackRequest,
+  );
+  return service;
 }

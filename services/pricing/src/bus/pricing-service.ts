@@ -4,23 +4,17 @@
  * and a plain subscription, outside any queue group, to tariff changes, so every replica drops
  * what it cached.
  */
-import { compileValidator, jsonBody, type NatsNames, TariffsChanged } from "@dos/contracts";
-import type { Logger } from "@dos/service-kit";
+import { compileValidator, jsonBody, type NatsNames, SERVICE_NAMES, TariffsChanged } from "@dos/contracts";
+import { type Logger, type NatsService, startJsonService } from "@dos/service-kit";
 import type { NatsConnection, Status, Subscription } from "@nats-io/nats-core";
-import { type Service, Svcm } from "@nats-io/services";
 import type { TariffCache } from "../tariffs/tariff-cache.ts";
 import type { TariffsService } from "../tariffs/tariffs.service.ts";
-import { type BusHandle, busHandler } from "./bus-handler.ts";
 
 /** Reported by `$SRV.INFO`; follows package.json. */
 const SERVICE_VERSION = "0.1.0";
 
-/**
- * @nats-io/services 3.0.0-25 is typed against its own pinned nats-core (3.0.0-50), whose
- * `Match` was an enum; at run time it only calls subscribe/publish/respond on the connection,
- * which behave the same on nats-core 3.4.0 (see test/pricing-bus.test.ts and the README).
- */
-type SvcmConnection = ConstructorParameters<typeof Svcm>[0];
+/** Handles one decoded request; throws an HttpError to refuse it. A synchronous answer skips a promise. */
+export type BusHandle = (message: unknown) => unknown;
 
 const validateChanged = compileValidator<TariffsChanged>(TariffsChanged);
 
@@ -34,7 +28,7 @@ export interface PricingBusDeps {
 }
 
 export interface PricingBus {
-  service: Service;
+  service: NatsService;
   stop(): Promise<void>;
 }
 
@@ -45,14 +39,16 @@ export async function startPricingBus(deps: PricingBusDeps): Promise<PricingBus>
   const reconnects = clearCacheOnReconnect(nc, cache, logger);
 
   const { pricing } = names.services;
-  const service = await new Svcm(nc as unknown as SvcmConnection).add({
+  const { service, endpoint } = await startJsonService({
+    nc,
     name: pricing.name,
     version: SERVICE_VERSION,
     description: "Quotes price_cents with an itemised breakdown from the account's tariff in force.",
     queue: pricing.queueGroup,
+    logger,
+    tracer: SERVICE_NAMES.pricing,
+    unavailable: "pricing storage is temporarily unavailable",
   });
-  const endpoint = (name: string, subject: string, handle: BusHandle) =>
-    service.addEndpoint(name, { subject, handler: busHandler(logger, name, handle) });
   endpoint("quote", pricing.quoteSubject, deps.quote);
   endpoint("tariffs-create", names.subjects.pricingTariffsCreate, deps.tariffs.create);
   endpoint("tariffs-list", names.subjects.pricingTariffsList, deps.tariffs.list);
