@@ -6,6 +6,7 @@ import * as staff from "./0003_staff.ts";
 import * as auditLog from "./0004_audit_log.ts";
 import * as dispatchReads from "./0005_dispatch_reads.ts";
 import * as catalogueChanges from "./0006_catalogue_changes.ts";
+import * as auditRetention from "./0007_audit_retention.ts";
 
 export const SCHEMA = "delivery";
 
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   "0004_audit_log": auditLog,
   "0005_dispatch_reads": dispatchReads,
   "0006_catalogue_changes": catalogueChanges,
+  "0007_audit_retention": auditRetention,
 };

@@ -180,6 +180,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     logger: deps.logger.child({ component: "housekeeping" }),
     metrics,
     outboxRetentionMs: config.API_OUTBOX_RETENTION_HOURS * 3_600_000,
+    auditRetentionMs: config.API_AUDIT_RETENTION_DAYS * 86_400_000,
     intervalMs: config.API_HOUSEKEEPING_INTERVAL_MS,
   });
 

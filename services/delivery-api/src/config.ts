@@ -98,10 +98,16 @@ export const configSchema = Type.Object({
     minimum: 1,
     description: "How long a published outbox event (and fleet change) is kept before housekeeping deletes it.",
   }),
+  API_AUDIT_RETENTION_DAYS: Type.Integer({
+    default: 400,
+    minimum: 1,
+    maximum: 36_500,
+    description: "How long an entry of the operator API's audit log is kept before housekeeping deletes it.",
+  }),
   API_HOUSEKEEPING_INTERVAL_MS: Type.Integer({
     default: 3_600_000,
     minimum: 100,
-    description: "How often expired outbox events and idempotency records are deleted.",
+    description: "How often expired outbox events, idempotency records and audit entries are deleted.",
   }),
   API_SMS_PROVIDER: Type.Union([Type.Literal("log"), Type.Literal("http")], {
     default: "log",

@@ -1,7 +1,8 @@
 /**
  * Housekeeping: the operational tables that every change writes to (the published events of the
- * outbox and of the fleet outbox, and expired idempotency records) are emptied of what no one
- * needs any more, so they stay bounded; nothing unpublished and nothing still in use goes.
+ * outbox and of the fleet outbox, expired idempotency records, audit entries past their
+ * retention) are emptied of what no one needs any more, so they stay bounded; nothing
+ * unpublished and nothing still in use goes.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -81,8 +82,37 @@ describe("housekeeping", () => {
       ])
       .execute();
 
-    const removed = await pruneExpired(db, { outboxRetentionMs: 7 * DAY_MS });
-    assert.deepEqual(removed, { outbox: 1, fleetOutbox: 1, idempotencyKeys: 1 });
+    // Audit entries: one past the retention (400 days), one just within it.
+    const audit = (requestId: string, at: Date) => ({
+      at,
+      actor_kind: "automation" as const,
+      actor_name: "automation",
+      method: "POST",
+      route: "/ops/v1/messengers",
+      resource_type: "messengers",
+      status_code: 201,
+      request_id: requestId,
+    });
+    await db
+      .insertInto("audit_log")
+      .values([
+        audit("audit-old", new Date(Date.now() - 401 * DAY_MS)),
+        audit("audit-kept", new Date(Date.now() - 399 * DAY_MS)),
+      ])
+      .execute();
+
+    const retention = { outboxRetentionMs: 7 * DAY_MS, auditRetentionMs: 400 * DAY_MS };
+    const removed = await pruneExpired(db, retention);
+    assert.deepEqual(removed, { outbox: 1, fleetOutbox: 1, idempotencyKeys: 1, auditLog: 1 });
+    const auditKept = await db
+      .selectFrom("audit_log")
+      .select("request_id")
+      .where("request_id", "in", ["audit-old", "audit-kept"])
+      .execute();
+    assert.deepEqual(
+      auditKept.map((row) => row.request_id),
+      ["audit-kept"],
+    );
 
     const outbox = await db.selectFrom("outbox").select("delivery_id").orderBy("delivery_id").execute();
     const kept = outbox.map((row) => Number(row.delivery_id));
@@ -120,10 +150,11 @@ describe("housekeeping", () => {
     assert.equal(next.sequence, 2);
 
     // Nothing left to remove: a second pass removes nothing.
-    assert.deepEqual(await pruneExpired(db, { outboxRetentionMs: 7 * DAY_MS }), {
+    assert.deepEqual(await pruneExpired(db, retention), {
       outbox: 0,
       fleetOutbox: 0,
       idempotencyKeys: 0,
+      auditLog: 0,
     });
   });
 });

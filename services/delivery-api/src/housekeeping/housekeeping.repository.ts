@@ -1,7 +1,7 @@
 /**
  * What housekeeping deletes, a batch per table and call: outbox events and fleet changes
  * published longer ago than the retention (an unpublished one stays, however old: it has yet to
- * go out), and idempotency records past their 24 hours.
+ * go out), idempotency records past their 24 hours, and audit entries past theirs.
  */
 import { sql } from "kysely";
 import type { Db } from "../db/database.ts";
@@ -10,7 +10,12 @@ import { IDEMPOTENCY_RETENTION } from "../idempotency/idempotency.repository.ts"
 export const PRUNE_BATCH = 5000;
 
 /** The tables housekeeping deletes from, under the names its counts use. */
-export const PRUNED_TABLES = { outbox: "outbox", fleetOutbox: "fleet_outbox", idempotencyKeys: "idempotency_keys" };
+export const PRUNED_TABLES = {
+  outbox: "outbox",
+  fleetOutbox: "fleet_outbox",
+  idempotencyKeys: "idempotency_keys",
+  auditLog: "audit_log",
+};
 
 /** Rows deleted from each table. */
 export type Pruned = Record<keyof typeof PRUNED_TABLES, number>;
@@ -18,7 +23,7 @@ export type Pruned = Record<keyof typeof PRUNED_TABLES, number>;
 /** Deletes up to `batch` expired rows of each table; returns how many went from each. */
 export async function pruneExpired(
   db: Db,
-  retention: { outboxRetentionMs: number },
+  retention: { outboxRetentionMs: number; auditRetentionMs: number },
   batch = PRUNE_BATCH,
 ): Promise<Pruned> {
   const cutoff = new Date(Date.now() - retention.outboxRetentionMs);
@@ -29,8 +34,18 @@ export async function pruneExpired(
       select account_id, operation, key from idempotency_keys
       where created_at <= now() - ${IDEMPOTENCY_RETENTION} limit ${batch})
   `.execute(db);
+  // The BRIN index on `at` (migration 0007) keeps this from reading the recent entries.
+  const auditLog = await sql`
+    delete from audit_log where id in (
+      select id from audit_log where at < ${new Date(Date.now() - retention.auditRetentionMs)} limit ${batch})
+  `.execute(db);
   const count = (result: { numAffectedRows?: bigint }) => Number(result.numAffectedRows ?? 0);
-  return { outbox: count(outbox), fleetOutbox: count(fleetOutbox), idempotencyKeys: count(idempotencyKeys) };
+  return {
+    outbox: count(outbox),
+    fleetOutbox: count(fleetOutbox),
+    idempotencyKeys: count(idempotencyKeys),
+    auditLog: count(auditLog),
+  };
 }
 
 /**

@@ -27,21 +27,22 @@ export function createHousekeeping(options: {
   logger: Logger;
   metrics: AppMetrics;
   outboxRetentionMs: number;
+  auditRetentionMs: number;
   intervalMs: number;
 }): Housekeeping {
   const { db, logger } = options;
   const deleted = options.metrics.counter(
     "housekeeping_deleted_rows_total",
-    "Rows housekeeping deleted, by table: outbox (published events), fleet_outbox, idempotency_keys.",
+    "Rows housekeeping deleted, by table: outbox (published events), fleet_outbox, idempotency_keys, audit_log.",
     ["table"],
   );
   let timers: NodeJS.Timeout[] = [];
   let running: Promise<void> | undefined;
 
   async function prune(): Promise<void> {
-    const total: Pruned = { outbox: 0, fleetOutbox: 0, idempotencyKeys: 0 };
+    const total: Pruned = { outbox: 0, fleetOutbox: 0, idempotencyKeys: 0, auditLog: 0 };
     for (let pass = 0; pass < MAX_PASSES; pass++) {
-      const removed = await pruneExpired(db, { outboxRetentionMs: options.outboxRetentionMs });
+      const removed = await pruneExpired(db, options);
       for (const key of KEYS) {
         total[key] += removed[key];
         deleted.inc({ table: PRUNED_TABLES[key] }, removed[key]);
@@ -49,7 +50,7 @@ export function createHousekeeping(options: {
       if (KEYS.every((key) => removed[key] < PRUNE_BATCH)) break;
     }
     if (KEYS.some((key) => total[key] > 0)) {
-      logger.info({ removed: total }, "expired outbox events and idempotency records removed");
+      logger.info({ removed: total }, "expired outbox events, idempotency records and audit entries removed");
     }
   }
 
