@@ -285,6 +285,32 @@ describe("staff identities", () => {
     process.stdout.write(`# first page of 10,000 tokens: ${firstMs.toFixed(1)} ms\n`);
   });
 
+  test("a person holds 100 live tokens at most: the next is a 409 until one is revoked or expires", async () => {
+    const gina = await createTestStaff(api, "dispatcher");
+    // Besides the token the fixture minted: 97 straight into the table, one expired and one
+    // revoked (neither counts), then two minted through the API.
+    await sql`
+      insert into staff_tokens (staff_id, label, token_sha256, expires_at, revoked_at)
+      select ${gina.id}::bigint, 'bulk ' || n, sha256(convert_to('g' || ${gina.id}::bigint || '-' || n, 'UTF8')),
+        case when n = 98 then now() - interval '1 minute' end, case when n = 99 then now() end
+      from generate_series(1, 99) as n
+    `.execute(api.db);
+    for (const label of ["99th", "100th"]) {
+      assert.equal((await ops.post(`/staff/${gina.id}/tokens`, { label })).status, 201);
+    }
+    const refused = await ops.post(`/staff/${gina.id}/tokens`, { label: "101st" });
+    assert.deepEqual(
+      [refused.status, refused.body],
+      [409, { errors: [`staff ${gina.id} holds 100 live tokens, the most a person may; revoke one first`] }],
+    );
+    const own = await gina.ops.post("/staff/me/tokens", { label: "laptop" });
+    assert.equal(own.status, 409, "the person's own tokens count too");
+    const bulk = (await ops.get(`/staff/${gina.id}/tokens?per_page=1&page=2`)).body.tokens[0];
+    assert.equal(bulk.label, "bulk 1");
+    assert.equal((await ops.delete(`/staff/${gina.id}/tokens/${bulk.id}`)).status, 204);
+    assert.equal((await gina.ops.post("/staff/me/tokens", { label: "laptop" })).status, 201);
+  });
+
   describe("made-up tokens", () => {
     const FAILURES = 5;
     let guarded: TestApi;

@@ -38,6 +38,17 @@ export function insertStaffToken(db: Db, values: Insertable<StaffTokensTable>) {
 /** A token is live while it is neither revoked nor expired. */
 const live = sql<boolean>`revoked_at is null and (expires_at is null or expires_at > now())`;
 
+/** How many live tokens the person holds, counted up to `atMost`. */
+export async function countLiveStaffTokens(db: Db, staffId: number, atMost: number): Promise<number> {
+  const { count } = await db
+    .selectFrom(
+      db.selectFrom("staff_tokens").select("id").where("staff_id", "=", staffId).where(live).limit(atMost).as("held"),
+    )
+    .select((eb) => eb.fn.countAll<string>().as("count"))
+    .executeTakeFirstOrThrow();
+  return Number(count);
+}
+
 /** One page of a person's live tokens, by id. */
 export function listLiveStaffTokens(db: Db, staffId: number, offset: number, limit: number) {
   return db

@@ -10,6 +10,7 @@ import type { DB } from "../db/database.ts";
 import { type PageRequest, pageOf, pageWindow } from "../lib/paging.ts";
 import { requiredText } from "../lib/text.ts";
 import {
+  countLiveStaffTokens,
   findLiveStaffToken,
   findStaffByEmail,
   findStaffById,
@@ -53,6 +54,13 @@ function tokenView(row: Selectable<StaffTokensTable>): StaffToken {
     expires_at: row.expires_at ? formatTimestamp(row.expires_at) : null,
   };
 }
+
+/**
+ * Live tokens a person may hold at once: personal tokens and one per console session. Each is
+ * a credential to guard and a row every sign-in's lookup may meet; a hundred is far more than a
+ * person uses, and a leaked automation token or a script minting in a loop stops here.
+ */
+const MAX_LIVE_TOKENS = 100;
 
 const emailTaken = (email: string) => conflict(`email ${email} is already used by another staff member`);
 
@@ -113,6 +121,11 @@ export function createStaffService(db: Kysely<DB>) {
         const person = await lockStaffById(trx, staffId);
         if (!person) throw notFound(`staff ${staffId}`);
         if (person.disabled) throw unprocessable(`staff ${staffId} is disabled; enable the person first`);
+        if ((await countLiveStaffTokens(trx, staffId, MAX_LIVE_TOKENS)) >= MAX_LIVE_TOKENS) {
+          throw conflict(
+            `staff ${staffId} holds ${MAX_LIVE_TOKENS} live tokens, the most a person may; revoke one first`,
+          );
+        }
         const token = newStaffToken();
         const sha256 = hashStaffToken(token);
         const row = await insertStaffToken(trx, {
