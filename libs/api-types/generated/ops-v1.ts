@@ -566,6 +566,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/ops/v1/media/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A proof image (the `media_id` of a round's task proof): its JPEG or PNG bytes */
+        get: operations["media.get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/ops/v1/messengers": {
         parameters: {
             query?: never;
@@ -1379,19 +1396,46 @@ export interface components {
             created_at: string;
             ended_at: string | null;
             id: number;
+            messenger: {
+                id: number;
+                name: string;
+            };
             messenger_id: number;
             started_at: string | null;
             status: "planned" | "active" | "ended";
             tasks: {
+                /** @description Street, postal code and city on one line. */
+                address: string;
+                company_name: string | null;
                 completed_at: string | null;
                 delivery_id: number;
                 delivery_status: "saved" | "scheduled" | "picked_up" | "delivered" | "cancelled" | "failed";
                 eta: string | null;
+                failure_reason: string | null;
                 kind: "pickup" | "dropoff";
                 position: number;
+                /** @description The task's proof images, oldest first (11 at most). */
+                proofs: {
+                    content_type: "image/jpeg" | "image/png";
+                    kind: "signature" | "picture";
+                    /** @description The image: `GET /ops/v1/media/{media_id}`. */
+                    media_id: string;
+                }[];
+                recipient_name: string;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                slot_ending_at: string;
+                /** @description ISO 8601 timestamp with UTC offset, e.g. 2026-11-21T09:30:00.000+01:00 */
+                slot_starting_at: string;
                 started_at: string | null;
+                /** @description to_do: not started; started: under way; completed; failed (the delivery failed at this task). */
+                state: "to_do" | "started" | "completed" | "failed";
                 task_id: number;
             }[];
+            vehicle: {
+                external_id: string;
+                id: number;
+                label: string | null;
+            } | null;
             vehicle_id: number | null;
         };
         /** SavedPlace */
@@ -4840,6 +4884,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["FleetRebuilt"];
+                };
+            };
+            /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description The caller's role may not call this route (`<role> may not <METHOD> <route>`). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description Too many failed authentications from this address: retry after Retry-After. */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    "media.get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The image */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
                 };
             };
             /** @description Authorization: Bearer <token> is missing, or is neither the automation token nor a live staff token of an enabled person. */

@@ -76,3 +76,9 @@ function walk(schema: unknown, path: string, visit: (node: Node, path: string) =
     }
   }
 }
+
+/**
+ * The largest proof image (a task's signature or picture): delivery-api's default upload limit
+ * (API_MEDIA_MAX_BYTES), and the most the console forwards to it.
+ */
+export const PROOF_IMAGE_MAX_BYTES = 5 * 1024 * 1024;

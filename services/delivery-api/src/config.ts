@@ -1,5 +1,5 @@
 /** delivery-api's configuration, validated at boot (see the README's configuration table). */
-import { RATE_LIMIT_MAX_WINDOW_SECONDS } from "@dos/contracts";
+import { PROOF_IMAGE_MAX_BYTES, RATE_LIMIT_MAX_WINDOW_SECONDS } from "@dos/contracts";
 import { commonConfig } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import { RATE_LIMIT_MAX_QUOTA } from "./accounts/accounts.schemas.ts";
@@ -173,7 +173,7 @@ export const configSchema = Type.Object({
     description: "A tracker position younger than this replaces the messenger phone's.",
   }),
   API_MEDIA_MAX_BYTES: Type.Integer({
-    default: 5 * 1024 * 1024,
+    default: PROOF_IMAGE_MAX_BYTES,
     minimum: 1024,
     description: "Largest signature or picture upload; larger gets 413.",
   }),

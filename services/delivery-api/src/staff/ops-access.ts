@@ -50,6 +50,7 @@ export const OPS_ACCESS: Readonly<Record<string, AccessRule>> = {
   "GET /vehicles/:id/positions": "read_only",
   "GET /rounds": "read_only",
   "GET /rounds/:id": "read_only",
+  "GET /media/:id": "read_only",
   "GET /dispatch/to_assign": "read_only",
   "GET /dispatch/rounds": "read_only",
   "GET /fleet/live": "read_only",

@@ -10,6 +10,7 @@ import { refusesData, unprocessable } from "@dos/service-kit";
 import { type Static, Type } from "@sinclair/typebox";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
+import { TaskState, taskState } from "../rounds/rounds.service.ts";
 import {
   countToAssign,
   type Day,
@@ -27,10 +28,6 @@ const ROUNDS_PAGE_TASK_BUDGET = 2000;
 const stamp = (date: Date | null) => (date ? formatTimestamp(date) : null);
 
 const TaskKind = Type.Union([Type.Literal("pickup"), Type.Literal("dropoff")]);
-const TaskState = Type.Union(
-  ["to_do", "started", "completed", "failed"].map((state) => Type.Literal(state)),
-  { description: "to_do: not started; started: under way; completed; failed (the delivery failed at this task)." },
-);
 const AccountRef = Type.Object(
   { id: Type.Integer(), name: Type.String({ description: "The account's company name." }) },
   { additionalProperties: false },
@@ -136,18 +133,11 @@ export interface DayQuery {
 type TaskRow = Awaited<ReturnType<typeof tasksOfDeliveries>>[number];
 
 function boardTask(row: TaskRow) {
-  const state = row.completed_at
-    ? row.failure_reason !== null
-      ? "failed"
-      : "completed"
-    : row.started_at
-      ? "started"
-      : "to_do";
   return {
     task_id: row.task_id,
     delivery_id: row.delivery_id,
     kind: row.kind,
-    state,
+    state: taskState(row),
     slot_starting_at: formatTimestamp(row.slot_starting_at),
     slot_ending_at: formatTimestamp(row.slot_ending_at),
     eta: stamp(row.eta),

@@ -13,7 +13,7 @@ import { FleetRebuilt, type FleetRelay } from "../fleet/fleet.relay.ts";
 import { PhonePositionRecorded, recordPhonePosition } from "../positions/phone-positions.ts";
 import type { PositionsService } from "../positions/positions.service.ts";
 import { ROUND_MAX_DELIVERIES, Round, type RoundsService } from "./rounds.service.ts";
-import { TaskProof, type TasksService } from "./tasks.service.ts";
+import { proofImage, TaskProof, type TasksService } from "./tasks.service.ts";
 
 const Id = Type.Integer({ minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
 const Text = Type.Optional(Type.Union([LongText(), Type.Null()]));
@@ -235,6 +235,35 @@ export async function dispatchOpsRoutes(app: FastifyInstance, options: DispatchO
       },
     );
   });
+
+  // The staff console shows proofs through its own origin, with the person's token: the same
+  // bytes as the public /media/{id}, which the console's pages may not load from elsewhere.
+  app.get<P>(
+    "/media/:id",
+    {
+      schema: {
+        operationId: "media.get",
+        summary: "A proof image (the `media_id` of a round's task proof): its JPEG or PNG bytes",
+        response: {
+          200: {
+            description: "The image",
+            content: {
+              "image/jpeg": { schema: { type: "string", format: "binary" } },
+              "image/png": { schema: { type: "string", format: "binary" } },
+            },
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const media = await proofImage(options.db, request.params.id);
+      return reply
+        .header("content-type", media.content_type)
+        .header("cache-control", "private, max-age=3600")
+        .header("content-security-policy", "default-src 'none'")
+        .send(media.bytes);
+    },
+  );
 
   app.post<P & { Body: Static<typeof PositionBody> }>(
     "/messengers/:id/positions",

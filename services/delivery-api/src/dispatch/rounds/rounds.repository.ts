@@ -7,7 +7,7 @@ export function lockRound(db: Db, id: number) {
   return db.selectFrom("rounds").selectAll().where("id", "=", id).forUpdate().executeTakeFirst();
 }
 
-/** The round's tasks in order, with their delivery's status. */
+/** The round's tasks in order, with their delivery's status, and where and when each is. */
 export function roundTasks(db: Db, roundId: number) {
   return db
     .selectFrom("round_tasks as rt")
@@ -22,6 +22,14 @@ export function roundTasks(db: Db, roundId: number) {
       "t.started_at",
       "t.completed_at",
       "t.eta",
+      "t.failure_reason",
+      "t.recipient_name",
+      "t.company_name",
+      "t.address",
+      "t.postal_code",
+      "t.city",
+      "t.slot_starting_at",
+      "t.slot_ending_at",
     ])
     .where("rt.round_id", "=", roundId)
     .orderBy("rt.position")
@@ -98,8 +106,16 @@ export function roundOfDelivery(db: Db, deliveryId: number) {
     .executeTakeFirst();
 }
 
+/** A round with its messenger's name and its vehicle's External ID and label. */
 export function findRound(db: Db, id: number) {
-  return db.selectFrom("rounds").selectAll().where("id", "=", id).executeTakeFirst();
+  return db
+    .selectFrom("rounds as r")
+    .innerJoin("messengers as m", "m.id", "r.messenger_id")
+    .leftJoin("vehicles as v", "v.id", "r.vehicle_id")
+    .selectAll("r")
+    .select(["m.name as messenger_name", "v.external_id as vehicle_external_id", "v.label as vehicle_label"])
+    .where("r.id", "=", id)
+    .executeTakeFirst();
 }
 
 export async function insertRound(db: Db, values: Insertable<RoundsTable>) {

@@ -28,8 +28,14 @@ import {
   updateRound,
 } from "./rounds.repository.ts";
 import type { RoundStatus } from "./rounds.table.ts";
+import { mediaOfTasks } from "./task-media.repository.ts";
 
 const stamp = (date: Date | null) => (date ? formatTimestamp(date) : null);
+
+export const TaskState = Type.Union(
+  ["to_do", "started", "completed", "failed"].map((state) => Type.Literal(state)),
+  { description: "to_do: not started; started: under way; completed; failed (the delivery failed at this task)." },
+);
 
 const Stamp = Type.Union([Timestamp, Type.Null()]);
 /** A round as the operator API shows it, its tasks in order. */
@@ -39,6 +45,11 @@ export const Round = Type.Object(
     status: Type.Union(["planned", "active", "ended"].map((status) => Type.Literal(status))),
     messenger_id: Type.Integer(),
     vehicle_id: Type.Union([Type.Integer(), Type.Null()]),
+    messenger: Type.Object({ id: Type.Integer(), name: Type.String() }),
+    vehicle: Type.Union([
+      Type.Object({ id: Type.Integer(), external_id: Type.String(), label: Type.Union([Type.String(), Type.Null()]) }),
+      Type.Null(),
+    ]),
     started_at: Stamp,
     ended_at: Stamp,
     created_at: Timestamp,
@@ -49,24 +60,57 @@ export const Round = Type.Object(
         delivery_id: Type.Integer(),
         kind: Type.Union([Type.Literal("pickup"), Type.Literal("dropoff")]),
         delivery_status: DeliveryStatus,
+        state: TaskState,
         started_at: Stamp,
         completed_at: Stamp,
+        failure_reason: Type.Union([Type.String(), Type.Null()]),
         eta: Stamp,
+        slot_starting_at: Timestamp,
+        slot_ending_at: Timestamp,
+        recipient_name: Type.String(),
+        company_name: Type.Union([Type.String(), Type.Null()]),
+        address: Type.String({ description: "Street, postal code and city on one line." }),
+        proofs: Type.Array(
+          Type.Object({
+            media_id: Type.String({ description: "The image: `GET /ops/v1/media/{media_id}`." }),
+            kind: Type.Union([Type.Literal("signature"), Type.Literal("picture")]),
+            content_type: Type.Union([Type.Literal("image/jpeg"), Type.Literal("image/png")]),
+          }),
+          { description: "The task's proof images, oldest first (11 at most)." },
+        ),
       }),
     ),
   },
   { title: "Round" },
 );
 
+/** How far a task went, as the dispatch board writes it too. */
+export function taskState(task: { started_at: Date | null; completed_at: Date | null; failure_reason: string | null }) {
+  if (task.completed_at) return task.failure_reason !== null ? "failed" : "completed";
+  return task.started_at ? "started" : "to_do";
+}
+
 export async function roundView(db: Db, id: number): Promise<Static<typeof Round>> {
   const round = await findRound(db, id);
   if (!round) throw notFound(`round ${id}`);
   const tasks = await roundTasks(db, id);
+  const proofs = Map.groupBy(
+    await mediaOfTasks(
+      db,
+      tasks.map((t) => t.task_id),
+    ),
+    (media) => media.task_id,
+  );
   return {
     id: round.id,
     status: round.status,
     messenger_id: round.messenger_id,
     vehicle_id: round.vehicle_id,
+    messenger: { id: round.messenger_id, name: round.messenger_name },
+    vehicle:
+      round.vehicle_id === null
+        ? null
+        : { id: round.vehicle_id, external_id: round.vehicle_external_id as string, label: round.vehicle_label },
     started_at: stamp(round.started_at),
     ended_at: stamp(round.ended_at),
     created_at: formatTimestamp(round.created_at),
@@ -76,9 +120,21 @@ export async function roundView(db: Db, id: number): Promise<Static<typeof Round
       delivery_id: t.delivery_id,
       kind: t.kind,
       delivery_status: t.status,
+      state: taskState(t),
       started_at: stamp(t.started_at),
       completed_at: stamp(t.completed_at),
+      failure_reason: t.failure_reason,
       eta: stamp(t.eta),
+      slot_starting_at: formatTimestamp(t.slot_starting_at),
+      slot_ending_at: formatTimestamp(t.slot_ending_at),
+      recipient_name: t.recipient_name,
+      company_name: t.company_name,
+      address: `${t.address}, ${t.postal_code} ${t.city}`,
+      proofs: (proofs.get(t.task_id) ?? []).map((m) => ({
+        media_id: m.id,
+        kind: m.kind,
+        content_type: m.content_type,
+      })),
     })),
   };
 }

@@ -31,6 +31,18 @@ export function listTaskMedia(db: Db, taskId: number) {
     .execute();
 }
 
+/** The proof images of these tasks, oldest first (a task holds 11 at most: 10 pictures and a signature). */
+export function mediaOfTasks(db: Db, taskIds: number[]) {
+  if (taskIds.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom("task_media")
+    .select(["id", "task_id", "kind", "content_type"])
+    .where("task_id", "in", taskIds)
+    .orderBy("created_at")
+    .orderBy("id")
+    .execute();
+}
+
 /** A proof image by its id. */
 export function findTaskMedia(db: Db, id: string) {
   return db.selectFrom("task_media").select(["content_type", "bytes"]).where("id", "=", id).executeTakeFirst();

@@ -15,7 +15,13 @@ import type { PositionsService } from "../positions/positions.service.ts";
 import { recordTrackingSms } from "../sms/sms.outbox.ts";
 import { deliveryIdOfTask, roundOfTask } from "./rounds.repository.ts";
 import type { MediaKind } from "./rounds.table.ts";
-import { countPictures, deleteSignature, insertTaskMedia, listTaskMedia } from "./task-media.repository.ts";
+import {
+  countPictures,
+  deleteSignature,
+  findTaskMedia,
+  insertTaskMedia,
+  listTaskMedia,
+} from "./task-media.repository.ts";
 
 /** A stored proof image of a dropoff: its public URL, which the delivery's task lists. */
 export const TaskProof = Type.Object(
@@ -28,6 +34,17 @@ export const TaskProof = Type.Object(
 );
 
 const MAX_PICTURES = 10;
+/** A proof image's id: 18 random bytes in base64url, and its type's extension. */
+const MEDIA_ID = /^[A-Za-z0-9_-]{24}\.(png|jpg)$/;
+
+/** A stored proof image (its type and bytes), or a 404: the public `/media/{id}` and the operator's. */
+export async function proofImage(db: Db, id: string) {
+  // Checked before the query: a NUL byte or a huge id would make PostgreSQL fail the request.
+  if (!MEDIA_ID.test(id)) throw notFound("image");
+  const row = await findTaskMedia(db, id);
+  if (!row) throw notFound("image");
+  return row;
+}
 
 export interface TasksServiceDeps {
   db: Kysely<DB>;

@@ -9,7 +9,7 @@ import { HttpError, notFound } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import type { DB } from "../../db/database.ts";
 import type { CurrentPosition, PositionsService } from "../positions/positions.service.ts";
-import { findTaskMedia } from "../rounds/task-media.repository.ts";
+import { proofImage } from "../rounds/tasks.service.ts";
 import { findTrackedTasks, type TrackedTask } from "./tracking.repository.ts";
 
 export interface TrackingState {
@@ -25,8 +25,6 @@ export interface TrackingState {
 }
 
 const TOKEN = /^[A-Za-z0-9_-]{16,64}$/;
-/** A proof image id as the upload names it (24 base64url characters and the extension). */
-const MEDIA_ID = /^[A-Za-z0-9_-]{24}\.(png|jpg)$/;
 
 /** 410 for a link whose delivery ended more than the TTL ago; the page words it by how it ended. */
 export class TrackingLinkExpired extends HttpError {
@@ -83,13 +81,7 @@ export function createTrackingService(db: Kysely<DB>, positions: PositionsServic
       return outcome;
     },
 
-    async media(id: string) {
-      // Checked before the query: a NUL byte or a huge id would make PostgreSQL fail the request.
-      if (!MEDIA_ID.test(id)) throw notFound("image");
-      const row = await findTaskMedia(db, id);
-      if (!row) throw notFound("image");
-      return row;
-    },
+    media: (id: string) => proofImage(db, id),
   };
 }
 export type TrackingService = ReturnType<typeof createTrackingService>;
