@@ -4,11 +4,15 @@
  * no dot segment or encoded slash leaves the API it names; only a few request headers go, and
  * only the status, the JSON body and the headers a page may read come back.
  */
-import { notFound, unavailable } from "@dos/service-kit";
+import { HttpError, notFound, unavailable } from "@dos/service-kit";
 import type { FastifyReply, FastifyRequest } from "fastify";
 
 const FORWARDED_ANSWER_HEADERS = ["content-type", "link", "location", "ratelimit", "ratelimit-policy", "retry-after"];
 const FORWARDED_REQUEST_HEADERS = ["content-type", "accept", "idempotency-key", "if-match"];
+
+/** The answers' types a page gets (the operator forwarder adds the proof images' own). */
+const JSON_ANSWERS = ["application/json"] as const;
+export const JSON_OR_IMAGE_ANSWERS = ["application/json", "image/jpeg", "image/png"] as const;
 
 /**
  * The URL the request names under `prefix` (`/api/v2/`, `/ops/v1/`) at `baseUrl`, or a 404 as for
@@ -36,11 +40,13 @@ export async function forward(
     if (typeof value === "string") headers[name] = value;
   }
   const hasBody = request.body !== undefined && request.method !== "GET" && request.method !== "HEAD";
+  // A Buffer is an image the operator forwarder took as it came (a proof upload); the rest is JSON.
+  const body = !hasBody ? undefined : Buffer.isBuffer(request.body) ? request.body : JSON.stringify(request.body);
   try {
     return await fetch(target, {
       method: request.method,
       headers,
-      body: hasBody ? JSON.stringify(request.body) : undefined,
+      body,
       signal: AbortSignal.timeout(timeoutMs),
       redirect: "manual",
     });
@@ -49,13 +55,20 @@ export async function forward(
   }
 }
 
-/** Answers with delivery-api's status, body and the headers a page may read; never cached. */
-export async function relay(reply: FastifyReply, answer: Response) {
+/**
+ * Answers with delivery-api's status, body and the headers a page may read; never cached. A body
+ * of a type not in `types` is not passed on (502): the console's origin serves nothing else.
+ */
+export async function relay(reply: FastifyReply, answer: Response, types: readonly string[] = JSON_ANSWERS) {
+  const body = Buffer.from(await answer.arrayBuffer());
+  const type = (answer.headers.get("content-type") ?? "").split(";")[0]?.trim().toLowerCase() ?? "";
+  if (body.length > 0 && !types.includes(type)) {
+    throw new HttpError(502, "delivery-api answered with a type the console does not pass on");
+  }
   reply.code(answer.status).header("cache-control", "no-store");
   for (const name of FORWARDED_ANSWER_HEADERS) {
     const value = answer.headers.get(name);
     if (value !== null) reply.header(name, value);
   }
-  const body = Buffer.from(await answer.arrayBuffer());
   return reply.send(body.length > 0 ? body : undefined);
 }
