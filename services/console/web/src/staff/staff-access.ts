@@ -6,11 +6,11 @@
 import { useQuery } from "@tanstack/react-query";
 import { staffSessionQuery } from "./staff-bff.ts";
 
-/** Accounts and all they hold are administrators'; the fleet is dispatchers' too. */
-export type StaffArea = "accounts" | "fleet";
+/** Accounts and all they hold are administrators'; the fleet and the day's dispatch are dispatchers' too. */
+export type StaffArea = "accounts" | "fleet" | "dispatch";
 
 export function useMayChange(area: StaffArea): boolean {
   const role = useQuery(staffSessionQuery).data?.staff?.role;
   if (role === "admin") return true;
-  return area === "fleet" && role === "dispatcher";
+  return (area === "fleet" || area === "dispatch") && role === "dispatcher";
 }

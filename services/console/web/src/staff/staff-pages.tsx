@@ -7,6 +7,7 @@
 import { type AnyRoute, createRoute, lazyRouteComponent } from "@tanstack/react-router";
 import { accountsSearchOf } from "./accounts/accounts-search.ts";
 import { auditSearchOf } from "./audit-search.ts";
+import { dispatchSearchOf } from "./dispatch/dispatch-search.ts";
 import { StaffHomePage } from "./home.tsx";
 import type { StaffRole } from "./staff-bff.ts";
 import { PersonalTokensPage } from "./tokens.tsx";
@@ -19,6 +20,8 @@ const accounts = (name: keyof typeof import("./accounts/index.ts")) =>
   lazyRouteComponent(() => import("./accounts/index.ts"), name);
 const fleet = (name: keyof typeof import("./fleet/index.ts")) =>
   lazyRouteComponent(() => import("./fleet/index.ts"), name);
+const dispatch = (name: keyof typeof import("./dispatch/index.ts")) =>
+  lazyRouteComponent(() => import("./dispatch/index.ts"), name);
 
 export function staffPages<TShell extends AnyRoute>(getParentRoute: () => TShell) {
   return [
@@ -51,6 +54,13 @@ export function staffPages<TShell extends AnyRoute>(getParentRoute: () => TShell
     createRoute({ getParentRoute, path: "/staff/fleet", component: fleet("VehiclesPage") }),
     createRoute({ getParentRoute, path: "/staff/fleet/vehicles/$vehicleId", component: fleet("VehiclePage") }),
     createRoute({ getParentRoute, path: "/staff/fleet/messengers", component: fleet("MessengersPage") }),
+    createRoute({
+      getParentRoute,
+      path: "/staff/dispatch",
+      validateSearch: dispatchSearchOf,
+      component: dispatch("DispatchBoardPage"),
+    }),
+    createRoute({ getParentRoute, path: "/staff/dispatch/rounds/$roundId", component: dispatch("RoundPage") }),
     // Chunks of their own, loaded when opened: a shop user's initial load does not carry them.
     createRoute({
       getParentRoute,
@@ -77,7 +87,7 @@ type StaffPath = ReturnType<typeof staffPages<AnyRoute>>[number]["path"];
 export const STAFF_SECTIONS: ReadonlyArray<{ label: string; to?: StaffPath; roles?: readonly StaffRole[] }> = [
   { label: "Accounts", to: "/staff/accounts" },
   { label: "Fleet", to: "/staff/fleet" },
-  { label: "Dispatch" },
+  { label: "Dispatch", to: "/staff/dispatch" },
   { label: "Live map" },
   { label: "System", to: "/staff/system" },
   { label: "Audit", to: "/staff/audit" },
