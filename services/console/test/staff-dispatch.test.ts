@@ -105,7 +105,7 @@ const roundsList = (page: Page) =>
 const taskItems = (page: Page) => page.getByRole("list", { name: "Tasks" }).locator(":scope > li");
 
 describe("the dispatch board and a round", () => {
-  test("a dispatcher plans a round, assigns by keyboard, reorders, and records progress with a proof photo", async () => {
+  test("a dispatcher plans a round, assigns by keyboard, takes one out, reorders, and records progress with a proof photo", async () => {
     const { page, foreign, errors } = await newPage(browser, bed);
     const zone = await browserZone(page);
     const a = await newDelivery("DISPATCH-A", zone);
@@ -155,26 +155,27 @@ describe("the dispatch board and a round", () => {
     await page.keyboard.press("Space");
     await tabTo(page, checkbox(b.id));
     await page.keyboard.press("Space");
+    await tabTo(page, checkbox(c.id));
+    await page.keyboard.press("Space");
     assert.equal(await checkbox(a.id).isChecked(), true);
-    assert.equal(await checkbox(c.id).isChecked(), false);
+    await page.getByText("3 selected").waitFor();
     await tabTo(page, page.getByRole("button", { name: "Assign selected" }));
     await page.keyboard.press("Enter");
     await page
       .getByRole("status")
-      .filter({ hasText: `2 deliveries assigned to round #${roundId}.` })
+      .filter({ hasText: `3 deliveries assigned to round #${roundId}.` })
       .waitFor();
-    // The board follows: A and B are no longer to assign, C is; the round holds their four tasks.
-    await until(async () => (await checkbox(a.id).count()) === 0 && (await checkbox(b.id).count()) === 0);
-    assert.equal(await checkbox(c.id).count(), 1);
+    // The board follows: nothing left to assign; the round holds their six tasks.
+    await page.getByText("Nothing to assign on this day.").waitFor();
+    assert.equal(await toAssignList(page).getByRole("checkbox").count(), 0);
     const roundEntry = roundsList(page)
       .getByRole("listitem")
       .filter({ hasText: `Round #${roundId}` });
-    await until(async () => /planned.*4 tasks, 0 done/.test((await roundEntry.textContent()) ?? ""));
+    await until(async () => /planned.*6 tasks, 0 done/.test((await roundEntry.textContent()) ?? ""));
     assert.match(
       (await roundEntry.textContent()) ?? "",
       new RegExp(`Messenger: Paul Dispatch.*Vehicle: ${crew.externalId}`),
     );
-    await screenshot(page, "staff-dispatch-board");
 
     // The round's page: its tasks in order, pickup before drop-off.
     await roundsList(page)
@@ -186,6 +187,9 @@ describe("the dispatch board and a round", () => {
       (await taskItems(page).locator(".task-title").allTextContents())
         .map((title) => /Delivery #\d+ (pickup|drop-off)/.exec(title)?.[0].replace(/ (?=pickup|drop-off)/, ":"))
         .join(" ");
+    await until(async () => (await taskItems(page).count()) === 6);
+    // C leaves the round (none of its tasks started): it is to assign again.
+    await page.getByRole("button", { name: `Take out of round (Delivery #${c.id})` }).click();
     await until(async () => (await taskItems(page).count()) === 4);
     assert.equal(
       await order(),
@@ -264,6 +268,8 @@ describe("the dispatch board and a round", () => {
     // The board follows: the round started, three of its four tasks done.
     await page.goto(`${bed.pageUrl}/staff/dispatch?date=${a.day}`);
     await until(async () => /started.*4 tasks, 3 done/.test((await roundEntry.textContent()) ?? ""));
+    assert.equal(await checkbox(c.id).count(), 1, "C to assign again");
+    await screenshot(page, "staff-dispatch-board");
     assert.deepEqual(foreign, []);
     assert.deepEqual(errors, []);
     await page.context().close();
@@ -293,6 +299,13 @@ describe("the dispatch board and a round", () => {
     assert.equal(await page.getByRole("button", { name: "Assign selected" }).count(), 0);
     assert.equal(await page.getByRole("heading", { name: "New round" }).count(), 0);
     await checkPage(page, "dispatch board (read-only)");
+    // A day the API refuses: its message beside the field.
+    await page.goto(`${bed.pageUrl}/staff/dispatch?date=0000-01-01`);
+    await page
+      .locator(".field-error", { hasText: "querystring.date must be from 1900-01-01 to 2199-12-31" })
+      .first()
+      .waitFor();
+    await page.goto(`${bed.pageUrl}/staff/dispatch?date=${d.day}`);
 
     await roundsList(page)
       .getByRole("link", { name: `Round #${round.body.id}`, exact: true })

@@ -80,6 +80,17 @@ function RoundView({ round }: { round: Round }) {
     },
     { invalidate: [DISPATCH] },
   );
+  const takeOut = useChange(
+    (deliveryId: number) => {
+      reorder.clearErrors();
+      return answerOf(
+        opsApi.DELETE("/ops/v1/rounds/{id}/deliveries/{deliveryId}", {
+          params: { path: { id: String(round.id), deliveryId: String(deliveryId) } },
+        }),
+      );
+    },
+    { invalidate: [DISPATCH] },
+  );
   const move = (index: number, by: -1 | 1) => {
     const order = round.tasks.map((t) => t.task_id);
     const [moved] = order.splice(index, 1);
@@ -132,7 +143,7 @@ function RoundView({ round }: { round: Round }) {
       <Errors errors={[...start.errors, ...end.errors]} />
       <h2 id="tasks-heading">Tasks</h2>
       {round.tasks.length === 0 && <p>No task yet: assign deliveries to this round on the dispatch board.</p>}
-      <Errors errors={reorder.errors} />
+      <Errors errors={[...reorder.errors, ...takeOut.errors]} />
       {round.tasks.length > 0 && (
         <ol className="round-tasks" aria-labelledby="tasks-heading">
           {round.tasks.map((task, index) => (
@@ -142,6 +153,7 @@ function RoundView({ round }: { round: Round }) {
               roundActive={round.status === "active"}
               onAction={reorder.clearErrors}
               reorder={mayChange && open ? movesOf(round.tasks, index, move, reorder.isPending) : undefined}
+              takeOut={mayChange && open && mayLeave(round.tasks, index) ? takeOut : undefined}
             />
           ))}
         </ol>
@@ -161,6 +173,13 @@ function movesOf(tasks: RoundTask[], index: number, move: (index: number, by: -1
   return up || down ? { up, down, pending } : undefined;
 }
 
+/** Whether this is the first task of its delivery on the round, and none of the delivery's tasks started: it may leave. */
+function mayLeave(tasks: RoundTask[], index: number) {
+  const deliveryId = tasks[index]?.delivery_id;
+  const own = tasks.filter((t) => t.delivery_id === deliveryId);
+  return own[0] === tasks[index] && own.every((t) => t.state === "to_do");
+}
+
 /** A delivery whose tasks may still start (the others are done with: delivered, failed, cancelled). */
 const UNDER_WAY = ["scheduled", "picked_up"];
 
@@ -170,6 +189,8 @@ function TaskItem(props: {
   /** Called when the task is acted on: the round's last refusal no longer applies. */
   onAction: () => void;
   reorder: { up: (() => void) | undefined; down: (() => void) | undefined; pending: boolean } | undefined;
+  /** Takes the task's delivery out of the round (on its first task only). */
+  takeOut: { mutate: (deliveryId: number) => void; isPending: boolean } | undefined;
 }) {
   const { task } = props;
   const mayChange = useMayChange("dispatch");
@@ -234,7 +255,7 @@ function TaskItem(props: {
           ))}
         </ul>
       )}
-      {mayChange && (props.reorder || props.roundActive) && (
+      {mayChange && (props.reorder || props.roundActive || props.takeOut) && (
         <div className="task-actions">
           {props.reorder && (
             <>
@@ -255,6 +276,16 @@ function TaskItem(props: {
                 Move down ({name})
               </button>
             </>
+          )}
+          {props.takeOut && (
+            <button
+              type="button"
+              className="secondary"
+              disabled={props.takeOut.isPending}
+              onClick={() => props.takeOut?.mutate(task.delivery_id)}
+            >
+              Take out of round (Delivery #{task.delivery_id})
+            </button>
           )}
           {props.roundActive && task.state === "to_do" && UNDER_WAY.includes(task.delivery_status) && (
             <button type="button" disabled={start.isPending} onClick={() => start.mutate()}>
