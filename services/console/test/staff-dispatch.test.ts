@@ -3,7 +3,8 @@
  * opens a day with deliveries to assign (created by a shop through the client API), plans a
  * round, assigns two deliveries with the keyboard alone, reorders (a refused order shown as the
  * API words it), starts the round and its tasks, completes a drop-off with a PNG proof (then
- * shown, through the console) and fails a pickup with a reason; the board follows each change.
+ * shown, through the console) and fails a pickup with a reason; the board follows each change;
+ * a delivery another dispatcher assigned meanwhile is refused by name, the ones before it kept.
  * A read-only person is offered no change, and delivery-api refuses one forced from the page
  * (403). A shop user, or no one, gets 404 for the pages and the forwarder; the forwarder takes
  * images on the proof uploads only, within the upload limit. axe-core, the keyboard and
@@ -272,6 +273,43 @@ describe("the dispatch board and a round", () => {
     await screenshot(page, "staff-dispatch-board");
     assert.deepEqual(foreign, []);
     assert.deepEqual(errors, []);
+    await page.context().close();
+  });
+
+  test("two dispatchers at once: a delivery assigned meanwhile is refused by name, those before it stay assigned", async () => {
+    const { page } = await newPage(browser, bed);
+    const zone = await browserZone(page);
+    const held = await newDelivery("DISPATCH-HELD", zone);
+    const e = await newDelivery("DISPATCH-E", zone);
+    const f = await newDelivery("DISPATCH-F", zone);
+    const crew = await newCrew("Race Round");
+    const other = await newCrew("Other Round");
+    const round = await bed.ops<{ id: number }>("POST", "/rounds", {
+      messenger_id: crew.messengerId,
+      delivery_ids: [held.id],
+    });
+    const otherRound = await bed.ops<{ id: number }>("POST", "/rounds", { messenger_id: other.messengerId });
+    await signInWithApp(bed, page, { role: "dispatcher" });
+    await page.goto(`${bed.pageUrl}/staff/dispatch?date=${e.day}`);
+    const checkbox = (id: number) =>
+      toAssignList(page).getByRole("checkbox", { name: new RegExp(`^Delivery #${id},`) });
+    await checkbox(e.id).check();
+    await checkbox(f.id).check();
+    await page.getByLabel("Round").selectOption(String(round.body.id));
+    // Meanwhile, another dispatcher puts F on another round.
+    assert.equal(
+      (await bed.ops("POST", `/rounds/${otherRound.body.id}/deliveries`, { delivery_id: f.id })).status,
+      200,
+    );
+    await page.getByRole("button", { name: "Assign selected" }).click();
+    const alert = page.getByRole("alert");
+    await alert.getByText(`Delivery #${f.id}: delivery ${f.id} is already in round ${otherRound.body.id}`).waitFor();
+    await alert.getByText(`#${e.id} assigned first.`).waitFor();
+    // The board shows E assigned at once, and F gone too once read again.
+    await until(async () => (await checkbox(e.id).count()) === 0 && (await checkbox(f.id).count()) === 0);
+    const tasks = (await bed.ops<{ tasks: Array<{ delivery_id: number }> }>("GET", `/rounds/${round.body.id}`)).body
+      .tasks;
+    assert.deepEqual([...new Set(tasks.map((t) => t.delivery_id))], [held.id, e.id]);
     await page.context().close();
   });
 

@@ -5,7 +5,7 @@
  * URL (`?date=`); both lists come in the API's pages, with "Show more" where a page ends.
  */
 import type { components } from "@dos/api-types/ops-v1";
-import { useInfiniteQuery, useQuery } from "@tanstack/react-query";
+import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate, useSearch } from "@tanstack/react-router";
 import { type FormEvent, useState } from "react";
 import { ApiError } from "../../bff.ts";
@@ -92,6 +92,7 @@ export function DispatchBoardPage() {
       </form>
       <Errors errors={uniqueDayErrors} claimed={["querystring.date"]} />
       <ToAssign
+        key={date}
         deliveries={toAssign.data?.pages.flatMap((page) => page.deliveries) ?? []}
         total={toAssign.data?.pages[0]?.total}
         loading={toAssign.isPending}
@@ -155,6 +156,7 @@ function ToAssign(props: {
   justCreated: number | undefined;
 }) {
   const mayChange = useMayChange("dispatch");
+  const queryClient = useQueryClient();
   const [checked, setChecked] = useState<Set<number>>(new Set());
   const [done, setDone] = useState<string | null>(null);
   const assign = useChange(
@@ -171,6 +173,11 @@ function ToAssign(props: {
           );
           assigned.push(deliveryId);
         } catch (error) {
+          if (assigned.length > 0) {
+            // Those assigned before the refusal are assigned: the board shows them so at once.
+            setChecked((before) => new Set([...before].filter((id) => !assigned.includes(id))));
+            await queryClient.invalidateQueries({ queryKey: DISPATCH });
+          }
           if (!(error instanceof ApiError)) throw error;
           const before = assigned.length > 0 ? [`${assigned.map((id) => `#${id}`).join(", ")} assigned first.`] : [];
           throw new ApiError(error.status, [...error.errors.map((e) => `Delivery #${deliveryId}: ${e}`), ...before]);
