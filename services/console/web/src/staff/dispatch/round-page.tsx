@@ -68,21 +68,21 @@ function RoundView({ round }: { round: Round }) {
   );
   const start = useChange(
     () => {
-      reorder.clearErrors();
+      clearListErrors();
       return answerOf(opsApi.POST("/ops/v1/rounds/{id}/start", path));
     },
     { invalidate: [DISPATCH] },
   );
   const end = useChange(
     () => {
-      reorder.clearErrors();
+      clearListErrors();
       return answerOf(opsApi.POST("/ops/v1/rounds/{id}/end", path));
     },
     { invalidate: [DISPATCH] },
   );
   const takeOut = useChange(
     (deliveryId: number) => {
-      reorder.clearErrors();
+      clearListErrors();
       return answerOf(
         opsApi.DELETE("/ops/v1/rounds/{id}/deliveries/{deliveryId}", {
           params: { path: { id: String(round.id), deliveryId: String(deliveryId) } },
@@ -91,7 +91,13 @@ function RoundView({ round }: { round: Round }) {
     },
     { invalidate: [DISPATCH] },
   );
+  /** The task list's last refusal (an order, a delivery taken out) no longer applies once anything else is done. */
+  function clearListErrors() {
+    reorder.clearErrors();
+    takeOut.clearErrors();
+  }
   const move = (index: number, by: -1 | 1) => {
+    clearListErrors();
     const order = round.tasks.map((t) => t.task_id);
     const [moved] = order.splice(index, 1);
     order.splice(index + by, 0, moved as number);
@@ -151,7 +157,7 @@ function RoundView({ round }: { round: Round }) {
               key={task.task_id}
               task={task}
               roundActive={round.status === "active"}
-              onAction={reorder.clearErrors}
+              onAction={clearListErrors}
               reorder={mayChange && open ? movesOf(round.tasks, index, move, reorder.isPending) : undefined}
               takeOut={mayChange && open && mayLeave(round.tasks, index) ? takeOut : undefined}
             />
