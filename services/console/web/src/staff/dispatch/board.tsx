@@ -12,7 +12,7 @@ import { ApiError } from "../../bff.ts";
 import { when } from "../../pages/display.tsx";
 import { Errors, Field } from "../../pages/form-parts.tsx";
 import { useChange } from "../change.ts";
-import { answerOf, opsApi } from "../ops-api.ts";
+import { answerOf, opsApi, pageAnswerOf } from "../ops-api.ts";
 import { useMayChange } from "../staff-access.ts";
 import { DISPATCH, KINDS, ROUND_STATES, roundLabel, TASK_STATES, timeZone, today } from "./dispatch-parts.ts";
 import type { DispatchSearch } from "./dispatch-search.ts";
@@ -21,6 +21,8 @@ import "./dispatch.css";
 /** Deliveries and rounds per page of the board (the API allows up to 1,000 and 100). */
 const DELIVERIES_PER_PAGE = 100;
 const ROUNDS_PER_PAGE = 25;
+/** Messengers and vehicles offered for a new round: the API's largest page. */
+const CREW_PER_PAGE = 500;
 
 type ToAssignDelivery = components["schemas"]["DispatchDelivery"];
 type DayRound = components["schemas"]["DispatchRound"];
@@ -318,16 +320,20 @@ function ToAssign(props: {
 
 function NewRound({ onCreated }: { onCreated: (round: ShownRound) => void }) {
   const mayChange = useMayChange("dispatch");
-  const messengers = useQuery({
-    queryKey: ["staff", "fleet", "messengers"],
-    queryFn: () => answerOf(opsApi.GET("/ops/v1/messengers")),
+  // The first page of each, as large as the API gives (a fleet beyond it is named below the form).
+  const page = { params: { query: { page: 1, per_page: CREW_PER_PAGE } } };
+  const messengerPage = useQuery({
+    queryKey: [...DISPATCH, "messengers"],
+    queryFn: () => pageAnswerOf(opsApi.GET("/ops/v1/messengers", page)),
     enabled: mayChange,
   });
-  const vehicles = useQuery({
-    queryKey: ["staff", "fleet", "vehicles"],
-    queryFn: () => answerOf(opsApi.GET("/ops/v1/vehicles")),
+  const vehiclePage = useQuery({
+    queryKey: [...DISPATCH, "vehicles"],
+    queryFn: () => pageAnswerOf(opsApi.GET("/ops/v1/vehicles", page)),
     enabled: mayChange,
   });
+  const messengers = messengerPage.data?.items;
+  const vehicles = vehiclePage.data?.items;
   const [created, setCreated] = useState<number | null>(null);
   const create = useChange(
     (body: { messenger_id: number; vehicle_id: number | null }) => answerOf(opsApi.POST("/ops/v1/rounds", { body })),
@@ -357,9 +363,9 @@ function NewRound({ onCreated }: { onCreated: (round: ShownRound) => void }) {
         <Field label="Messenger" name="messenger_id" path="messenger_id" errors={create.errors}>
           {(id, describedBy) => (
             <select id={id} name="messenger_id" aria-describedby={describedBy} required>
-              {messengers.isPending && <option value="">Loading…</option>}
-              {messengers.data?.length === 0 && <option value="">No messenger yet (Fleet)</option>}
-              {messengers.data?.map((messenger) => (
+              {messengerPage.isPending && <option value="">Loading…</option>}
+              {messengers?.length === 0 && <option value="">No messenger yet (Fleet)</option>}
+              {messengers?.map((messenger) => (
                 <option key={messenger.id} value={messenger.id}>
                   {messenger.name}
                 </option>
@@ -371,7 +377,7 @@ function NewRound({ onCreated }: { onCreated: (round: ShownRound) => void }) {
           {(id, describedBy) => (
             <select id={id} name="vehicle_id" aria-describedby={describedBy}>
               <option value="">No vehicle</option>
-              {vehicles.data?.map((vehicle) => (
+              {vehicles?.map((vehicle) => (
                 <option key={vehicle.id} value={vehicle.id}>
                   {vehicle.external_id}
                   {vehicle.label ? ` (${vehicle.label})` : ""}
@@ -388,9 +394,12 @@ function NewRound({ onCreated }: { onCreated: (round: ShownRound) => void }) {
       {created !== null && (
         <p role="status">Round #{created} created: it is listed under Rounds, and takes deliveries above.</p>
       )}
+      {(messengerPage.data?.hasNext || vehiclePage.data?.hasNext) && (
+        <p className="muted">The first {CREW_PER_PAGE} messengers and vehicles are offered.</p>
+      )}
       <Errors errors={create.errors} claimed={["messenger_id", "vehicle_id"]} />
-      {(messengers.error || vehicles.error) && (
-        <Errors errors={[messengers.error, vehicles.error].flatMap((e) => (e ? [e.message] : []))} />
+      {(messengerPage.error || vehiclePage.error) && (
+        <Errors errors={[messengerPage.error, vehiclePage.error].flatMap((e) => (e ? [e.message] : []))} />
       )}
     </section>
   );
