@@ -4,7 +4,8 @@
  * round, assigns two deliveries with the keyboard alone, reorders (a refused order shown as the
  * API words it), starts the round and its tasks, completes a drop-off with a PNG proof (then
  * shown, through the console) and fails a pickup with a reason; the board follows each change;
- * a delivery another dispatcher assigned meanwhile is refused by name, the ones before it kept.
+ * a delivery another dispatcher assigned meanwhile is refused by name, the ones before it kept;
+ * a dispatcher made read-only while the page is open meets delivery-api's 403 as a message.
  * A read-only person is offered no change, and delivery-api refuses one forced from the page
  * (403). A shop user, or no one, gets 404 for the pages and the forwarder; the forwarder takes
  * images on the proof uploads only, within the upload limit. axe-core, the keyboard and
@@ -276,7 +277,7 @@ describe("the dispatch board and a round", () => {
     await page.context().close();
   });
 
-  test("two dispatchers at once: a delivery assigned meanwhile is refused by name, those before it stay assigned", async () => {
+  test("two dispatchers at once: a delivery assigned meanwhile is refused by name, those before it stay assigned; a demotion meets a 403", async () => {
     const { page } = await newPage(browser, bed);
     const zone = await browserZone(page);
     const held = await newDelivery("DISPATCH-HELD", zone);
@@ -289,7 +290,7 @@ describe("the dispatch board and a round", () => {
       delivery_ids: [held.id],
     });
     const otherRound = await bed.ops<{ id: number }>("POST", "/rounds", { messenger_id: other.messengerId });
-    await signInWithApp(bed, page, { role: "dispatcher" });
+    const dispatcher = await signInWithApp(bed, page, { role: "dispatcher" });
     await page.goto(`${bed.pageUrl}/staff/dispatch?date=${e.day}`);
     const checkbox = (id: number) =>
       toAssignList(page).getByRole("checkbox", { name: new RegExp(`^Delivery #${id},`) });
@@ -310,6 +311,13 @@ describe("the dispatch board and a round", () => {
     const tasks = (await bed.ops<{ tasks: Array<{ delivery_id: number }> }>("GET", `/rounds/${round.body.id}`)).body
       .tasks;
     assert.deepEqual([...new Set(tasks.map((t) => t.delivery_id))], [held.id, e.id]);
+
+    // Made read-only while the page is open: the form is still there, delivery-api refuses (403, shown).
+    const demoted = await bed.ops("PATCH", `/staff/${dispatcher.id}`, { role: "read_only" });
+    assert.equal(demoted.status, 200, JSON.stringify(demoted.body));
+    await page.getByLabel("Messenger").selectOption({ label: "Race Round" });
+    await page.getByRole("button", { name: "Create round" }).click();
+    await page.getByRole("alert").getByText("read_only may not POST /ops/v1/rounds").waitFor();
     await page.context().close();
   });
 
