@@ -5,7 +5,8 @@
  * API words it), starts the round and its tasks, completes a drop-off with a PNG proof (then
  * shown, through the console) and fails a pickup with a reason; the board follows each change;
  * a delivery another dispatcher assigned meanwhile is refused by name, the ones before it kept;
- * a dispatcher made read-only while the page is open meets delivery-api's 403 as a message.
+ * a dispatcher made read-only while the page is open meets delivery-api's 403 as a message; a
+ * busy day comes in the API's pages, the rest by "Show more".
  * A read-only person is offered no change, and delivery-api refuses one forced from the page
  * (403). A shop user, or no one, gets 404 for the pages and the forwarder; the forwarder takes
  * images on the proof uploads only, within the upload limit. axe-core, the keyboard and
@@ -67,10 +68,10 @@ after(async () => {
   await bed?.close();
 });
 
-/** A delivery of the shop for two days from now (a day of `timeZone`): its id and that day. */
-async function newDelivery(reference: string, timeZone: string) {
+/** A delivery of the shop for `days` days from now (2 unless told; a day of `timeZone`): its id and that day. */
+async function newDelivery(reference: string, timeZone: string, days = 2) {
   const body = outboundDelivery(shop, reference);
-  const start = new Date(Date.now() + 48 * 3600_000);
+  const start = new Date(Date.now() + days * 24 * 3600_000);
   start.setUTCHours(12, 0, 0, 0);
   body.dropoff.slot_starting_at = start.toISOString();
   body.dropoff.slot_ending_at = new Date(start.getTime() + 2 * 3600_000).toISOString();
@@ -393,6 +394,37 @@ async function raw(
   const bytes = Buffer.from(await response.arrayBuffer());
   return { status: response.status, type: response.headers.get("content-type") ?? "", bytes };
 }
+
+describe("a busy day", () => {
+  test("comes in pages: 100 deliveries to assign and 25 rounds, then the rest by Show more", async () => {
+    const { page } = await newPage(browser, bed);
+    const zone = await browserZone(page);
+    // Its own day, three days from now: 26 rounds holding one delivery each, 101 to assign.
+    const crew = await newCrew("Busy Day");
+    for (let i = 0; i < 26; i++) {
+      const held = await newDelivery(`BUSY-ROUND-${i}`, zone, 3);
+      const round = await bed.ops("POST", "/rounds", { messenger_id: crew.messengerId, delivery_ids: [held.id] });
+      assert.equal(round.status, 201, JSON.stringify(round.body));
+    }
+    let day = "";
+    for (let i = 0; i < 101; i++) day = (await newDelivery(`BUSY-${i}`, zone, 3)).day;
+    await signInWithApp(bed, page, { role: "admin" });
+    await page.goto(`${bed.pageUrl}/staff/dispatch?date=${day}`);
+    await page.getByText("101 deliveries to assign, earliest slot first.").waitFor();
+    const boxes = toAssignList(page).getByRole("checkbox");
+    const roundLinks = roundsList(page).getByRole("link", { name: /^Round #\d+$/ });
+    await until(async () => (await boxes.count()) === 100 && (await roundLinks.count()) === 25, "the first pages");
+    await page.getByRole("button", { name: "Show more deliveries" }).click();
+    await until(async () => (await boxes.count()) === 101, "the second page of deliveries");
+    assert.equal(await page.getByRole("button", { name: "Show more deliveries" }).count(), 0, "the last page");
+    await page.getByRole("button", { name: "Show more rounds" }).click();
+    await until(async () => (await roundLinks.count()) === 26, "the second page of rounds");
+    assert.equal(await page.getByRole("button", { name: "Show more rounds" }).count(), 0, "the last page");
+    // The rounds a delivery may be assigned to: every round of the day, the second page's too.
+    assert.equal(await page.getByLabel("Round").locator("option").count(), 26);
+    await page.context().close();
+  });
+});
 
 describe("who reaches the dispatch pages and the forwarder, and what it forwards", () => {
   test("a shop user and a signed-out browser get 404 for the pages and the forwarder, an upload included", async () => {
