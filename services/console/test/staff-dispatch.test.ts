@@ -352,7 +352,14 @@ describe("the dispatch board and a round", () => {
       .locator(".field-error", { hasText: "querystring.date must be from 1900-01-01 to 2199-12-31" })
       .first()
       .waitFor();
-    await page.goto(`${bed.pageUrl}/staff/dispatch?date=${d.day}`);
+    // The day typed with the keyboard, its parts in the browser locale's order: opened once whole.
+    const [year, month, dayOfMonth] = d.day.split("-") as [string, string, string];
+    const parts = (await page.evaluate(
+      "new Intl.DateTimeFormat().formatToParts(new Date(2030, 0, 2)).filter((p) => p.type !== 'literal').map((p) => p.type)",
+    )) as Array<"year" | "month" | "day">;
+    await page.getByLabel("Day").focus();
+    await page.keyboard.type(parts.map((part) => ({ year, month, day: dayOfMonth })[part]).join(""));
+    await page.waitForURL(new RegExp(`date=${d.day}$`));
 
     await roundsList(page)
       .getByRole("link", { name: `Round #${round.body.id}`, exact: true })

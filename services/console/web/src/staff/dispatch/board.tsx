@@ -7,7 +7,7 @@
 import type { components } from "@dos/api-types/ops-v1";
 import { useInfiniteQuery, useQuery, useQueryClient } from "@tanstack/react-query";
 import { Link, useNavigate, useSearch } from "@tanstack/react-router";
-import { type FormEvent, useState } from "react";
+import { type FormEvent, useEffect, useState } from "react";
 import { ApiError } from "../../bff.ts";
 import { when } from "../../pages/display.tsx";
 import { Errors, Field } from "../../pages/form-parts.tsx";
@@ -33,7 +33,6 @@ type ShownRound = Pick<DayRound, "id" | "status" | "messenger" | "vehicle"> & {
 
 export function DispatchBoardPage() {
   const search = useSearch({ strict: false }) as DispatchSearch;
-  const navigate = useNavigate();
   const date = search.date ?? today();
   const zone = timeZone();
   const day = { date, time_zone: zone };
@@ -75,23 +74,7 @@ export function DispatchBoardPage() {
   return (
     <>
       <h1>Dispatch</h1>
-      <form className="filters" onSubmit={(event) => event.preventDefault()}>
-        <Field label="Day" name="date" path="querystring.date" errors={uniqueDayErrors}>
-          {(id, describedBy) => (
-            <input
-              id={id}
-              name="date"
-              type="date"
-              value={date}
-              aria-describedby={describedBy}
-              onChange={(event) => {
-                if (event.target.value) navigate({ to: "/staff/dispatch", search: { date: event.target.value } });
-              }}
-            />
-          )}
-        </Field>
-        <p className="muted">Days of the time zone {zone}.</p>
-      </form>
+      <DayField date={date} zone={zone} errors={uniqueDayErrors} />
       <Errors errors={uniqueDayErrors} claimed={["querystring.date"]} />
       <ToAssign
         key={date}
@@ -315,6 +298,46 @@ function ToAssign(props: {
       {done && <p role="status">{done}</p>}
       <Errors errors={assign.errors} />
     </section>
+  );
+}
+
+/** A whole year from 1900 on: a date the field holds while its year is being typed (0002, 0020…) is not one to show. */
+const TYPED_DAY = /^(19|2\d)\d\d-\d\d-\d\d$/;
+
+/**
+ * The day shown: a day typed in full (or picked) opens it; Enter opens whatever the field holds,
+ * and the API's refusal of it is shown beside the field.
+ */
+function DayField({ date, zone, errors }: { date: string; zone: string; errors: string[] }) {
+  const navigate = useNavigate();
+  const [typed, setTyped] = useState(date);
+  useEffect(() => setTyped(date), [date]);
+  const open = (day: string) => navigate({ to: "/staff/dispatch", search: { date: day } });
+  return (
+    <form
+      className="filters"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (typed) open(typed);
+      }}
+    >
+      <Field label="Day" name="date" path="querystring.date" errors={errors}>
+        {(id, describedBy) => (
+          <input
+            id={id}
+            name="date"
+            type="date"
+            value={typed}
+            aria-describedby={describedBy}
+            onChange={(event) => {
+              setTyped(event.target.value);
+              if (TYPED_DAY.test(event.target.value)) open(event.target.value);
+            }}
+          />
+        )}
+      </Field>
+      <p className="muted">Days of the time zone {zone}.</p>
+    </form>
   );
 }
 
