@@ -1,8 +1,8 @@
 /**
  * The live map's drawing (MapLibre GL JS, the console's map chunk and map style, as on the
- * vehicle and delivery pages): every vehicle is a feature of one GeoJSON source drawn by one
- * symbol layer, so thousands moving every second cost one data update a second, not thousands
- * of DOM elements. Its state is its shape as well as its colour (a circle on time, a triangle
+ * vehicle and delivery pages): every vehicle is a feature of one GeoJSON source, drawn by two
+ * layers, so thousands moving every second cost one data update a second, not thousands of DOM
+ * elements. Its state is its shape as well as its colour (a circle on time, a triangle
  * late, a hollow square without a position for 2 minutes). Clicking one opens its round. The
  * table under the map carries the same vehicles for the keyboard and screen readers.
  */
@@ -21,35 +21,32 @@ const PARIS: [number, number] = [2.3522, 48.8566];
 /** Icon size in CSS pixels (drawn at twice that for sharp screens). */
 const ICON = 16;
 
-/** A state's icon as pixels: drawn here, so the offline style needs no sprite. */
-function iconImage(shape: "circle" | "triangle" | "square", colour: string): ImageData {
+/** A flagged state's icon as pixels (a filled triangle, a hollow square): drawn here, so the offline style needs no sprite. */
+function iconImage(shape: "triangle" | "square", colour: string): ImageData {
   const size = ICON * 2;
   const canvas = document.createElement("canvas");
   canvas.width = size;
   canvas.height = size;
   const g = canvas.getContext("2d") as CanvasRenderingContext2D;
-  g.lineWidth = 4;
   g.beginPath();
-  if (shape === "circle") g.arc(size / 2, size / 2, size / 2 - 3, 0, Math.PI * 2);
   if (shape === "triangle") {
     g.moveTo(size / 2, 3);
     g.lineTo(size - 3, size - 4);
     g.lineTo(3, size - 4);
     g.closePath();
-  }
-  if (shape === "square") g.rect(5, 5, size - 10, size - 10);
-  if (shape === "square") {
-    // Hollow: no fill, a thick dark outline on a white halo, readable on any background.
+    g.fillStyle = colour;
+    g.fill();
+    g.strokeStyle = "#fff";
+    g.lineWidth = 4;
+    g.stroke();
+  } else {
+    // Hollow: a thick outline on a white halo, readable on any background.
+    g.rect(5, 5, size - 10, size - 10);
     g.strokeStyle = "#fff";
     g.lineWidth = 8;
     g.stroke();
     g.strokeStyle = colour;
     g.lineWidth = 4;
-    g.stroke();
-  } else {
-    g.fillStyle = colour;
-    g.fill();
-    g.strokeStyle = "#fff";
     g.stroke();
   }
   return g.getImageData(0, 0, size, size);
@@ -76,16 +73,35 @@ export default function LiveMapCanvas(props: {
       style: new URL(styleUrl, window.location.href).href,
       center: PARIS,
       zoom: 11,
+      // No fade-in of moved symbols: with thousands moving every second, a fade is a second of
+      // repaints (measured: most of the page's frame time in software WebGL).
+      fadeDuration: 0,
     });
     created.on("load", () => {
-      for (const icon of Object.values(STATE_ICONS)) {
-        created.addImage(icon.image, iconImage(icon.shape, icon.colour), { pixelRatio: 2 });
+      for (const state of ["late", "no position for 2 min"] as const) {
+        const icon = STATE_ICONS[state];
+        created.addImage(icon.image, iconImage(icon.shape as "triangle" | "square", icon.colour), { pixelRatio: 2 });
       }
       created.addSource("vehicles", { type: "geojson", data: { type: "FeatureCollection", features: [] } });
+      // On time, most of the fleet, as circles: the cheapest layer to draw. Late and no position
+      // as shapes of their own (a symbol layer, which costs more per vehicle: the few).
       created.addLayer({
-        id: "vehicles",
+        id: "vehicles-on-time",
+        type: "circle",
+        source: "vehicles",
+        filter: ["==", ["get", "icon"], STATE_ICONS["on time"].image],
+        paint: {
+          "circle-radius": ICON / 2 - 2,
+          "circle-color": STATE_ICONS["on time"].colour,
+          "circle-stroke-color": "#fff",
+          "circle-stroke-width": 2,
+        },
+      });
+      created.addLayer({
+        id: "vehicles-flagged",
         type: "symbol",
         source: "vehicles",
+        filter: ["!=", ["get", "icon"], STATE_ICONS["on time"].image],
         layout: {
           "icon-image": ["get", "icon"],
           // Every vehicle is drawn, however close: hiding one would hide a late one.
@@ -93,16 +109,18 @@ export default function LiveMapCanvas(props: {
           "icon-ignore-placement": true,
         },
       });
-      created.on("click", "vehicles", (event) => {
-        const roundId = Number(event.features?.[0]?.properties?.round_id);
-        if (Number.isInteger(roundId)) onOpen.current(roundId);
-      });
-      created.on("mouseenter", "vehicles", () => {
-        created.getCanvas().style.cursor = "pointer";
-      });
-      created.on("mouseleave", "vehicles", () => {
-        created.getCanvas().style.cursor = "";
-      });
+      for (const layer of ["vehicles-on-time", "vehicles-flagged"]) {
+        created.on("click", layer, (event) => {
+          const roundId = Number(event.features?.[0]?.properties?.round_id);
+          if (Number.isInteger(roundId)) onOpen.current(roundId);
+        });
+        created.on("mouseenter", layer, () => {
+          created.getCanvas().style.cursor = "pointer";
+        });
+        created.on("mouseleave", layer, () => {
+          created.getCanvas().style.cursor = "";
+        });
+      }
       setLoaded(true);
     });
     map.current = created;
