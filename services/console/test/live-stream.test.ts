@@ -3,7 +3,8 @@
  * first, as delivery-api shows it to the person, then a position posted to geo-ingest arriving
  * within 2 s; rounds that start and end picked up by the next snapshot; nothing for a shop user
  * or a signed-out browser; the caps per person and in all; a browser that stops reading costing
- * the console no more than the latest state; the stream ended at sign-out.
+ * the console no more than the latest state; the stream ended at sign-out, and at SIGTERM, after
+ * which the console exits 0.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -219,5 +220,21 @@ describe("a staff session's live map", () => {
     assert.ok(positionsEvents < rounds, `${positionsEvents} positions events for ${rounds} seconds of positions`);
     stalled.close();
     await publisher.close();
+  });
+
+  // Last: the console stops here.
+  test("at SIGTERM the console ends its open streams and exits 0, well within its shutdown time", async () => {
+    const { browser } = await signedInStaff(bed, "read_only");
+    const stream = await openLiveStream(browser);
+    await stream.next(isSnapshot, 20_000);
+    const consoleService = bed.system.services.find((s) => s.spec.name === "console");
+    assert.ok(consoleService);
+    const signalled = Date.now();
+    consoleService.child.kill("SIGTERM");
+    const ended = await stream.next((e) => e.name === "ended", 5000);
+    assert.deepEqual(ended.data, { reason: "the console is restarting" });
+    assert.deepEqual(await consoleService.exited, { code: 0, signal: null });
+    assert.ok(Date.now() - signalled < 5000, `exited ${Date.now() - signalled} ms after SIGTERM`);
+    assert.ok(stream.ended);
   });
 });
