@@ -100,6 +100,8 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     readPage: (staffToken, after) => ops.fleetLive(staffToken, after, 5000),
     sessions,
     snapshotMs: config.CONSOLE_LIVE_SNAPSHOT_SECONDS * 1000,
+    // A quiet stream must not look idle to the server (HTTP_IDLE_TIMEOUT_MS closes those).
+    heartbeatMs: Math.min(15_000, Math.floor(config.HTTP_IDLE_TIMEOUT_MS / 3)),
     perPerson: config.CONSOLE_LIVE_STREAMS_PER_PERSON,
     total: config.CONSOLE_LIVE_STREAMS_TOTAL,
     logger: logger.child({ component: "live" }),

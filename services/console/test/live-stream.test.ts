@@ -21,6 +21,7 @@ import { signedInShopUser, signedInStaff } from "./staff-session.ts";
 const SNAPSHOT_SECONDS = 5;
 const PER_PERSON = 2;
 const TOTAL = 3;
+const IDLE_TIMEOUT_MS = 12_000;
 
 let bed: ConsoleBed;
 let account: SeededAccount;
@@ -30,6 +31,8 @@ before(async () => {
     CONSOLE_LIVE_STREAMS_PER_PERSON: String(PER_PERSON),
     CONSOLE_LIVE_STREAMS_TOTAL: String(TOTAL),
     CONSOLE_SIGN_IN_FAILURES_PER_ADDRESS: "100000",
+    // A connection on which nothing moves is closed after this long (the kit's); heartbeats every third of it.
+    HTTP_IDLE_TIMEOUT_MS: String(IDLE_TIMEOUT_MS),
     // geo-ingest's operator endpoint: the test reads a round's track to know a position is stored.
     GEO_OPS_TOKEN,
   });
@@ -108,6 +111,13 @@ describe("a staff session's live map", () => {
     const ids = next.data.vehicles.map((v: { external_id: string }) => v.external_id);
     assert.ok(ids.includes(second.round.vehicle.externalId), "the new round's vehicle is on the map");
     assert.ok(!ids.includes(round.vehicle.externalId), "the ended round's vehicle has left it");
+    // A quiet fleet: the same snapshot is not sent again, and a heartbeat keeps the stream open.
+    const quietFrom = stream.events.length;
+    await waitFor(async () => (stream.comments > 0 ? true : undefined), IDLE_TIMEOUT_MS);
+    assert.deepEqual(
+      stream.events.slice(quietFrom).map((e) => e.name),
+      [],
+    );
     stream.close();
   });
 
@@ -161,7 +171,7 @@ describe("a staff session's live map", () => {
     assert.equal((await openLiveStream(browser)).status, 404);
   });
 
-  test("a browser that stops reading costs the console the latest state only, and gets it when it reads again", async () => {
+  test("a browser that stops reading costs the console the latest state only, gets it when it reads again, or is closed", async () => {
     // Enough vehicles that the snapshots alone fill the kernel's buffers within seconds.
     const vehicles = await seedLiveFleet(bed.system, 10_000, "SLOW");
     const moving = vehicles.slice(0, 500);
@@ -170,8 +180,11 @@ describe("a staff session's live map", () => {
     const snapshotBytes = (await reader.next(isSnapshot, 20_000)) && reader.bytes;
     reader.close();
 
+    // Two tabs that stop reading: one reads again later, the other never does.
     const stalled = await openLiveStream(browser);
     stalled.pause();
+    const gone = await openLiveStream(browser);
+    gone.pause();
     const publisher = await positionPublisher(bed.system);
     let maxBuffered = 0;
     let maxPending = 0;
@@ -192,12 +205,13 @@ describe("a staff session's live map", () => {
     }
     console.log(
       `a stalled stream: snapshot ${(snapshotBytes / 1e6).toFixed(2)} MB, at most ${(maxBuffered / 1e6).toFixed(2)} MB ` +
-        `held by the console's socket and ${maxPending} positions waiting, over ${rounds} s`,
+        `held by the console's two sockets and ${maxPending} positions waiting, over ${rounds} s`,
     );
     assert.ok(heldSince !== undefined, "the stalled stream's socket stopped draining");
-    assert.ok(maxPending <= moving.length, `${maxPending} positions waiting for ${moving.length} vehicles moving`);
+    // The gauges sum the two streams.
+    assert.ok(maxPending <= 2 * moving.length, `${maxPending} positions waiting for ${moving.length} vehicles moving`);
     // What a socket holds beyond the kernel's buffers is one write at most: a snapshot, or a positions event.
-    assert.ok(maxBuffered <= snapshotBytes + 64 * 1024, `${maxBuffered} bytes held for ${snapshotBytes}`);
+    assert.ok(maxBuffered <= 2 * (snapshotBytes + 64 * 1024), `${maxBuffered} bytes held for ${snapshotBytes}`);
 
     // Reading again: the latest position of each vehicle arrives, not every one that was skipped.
     const from = stalled.events.length;
@@ -220,6 +234,12 @@ describe("a staff session's live map", () => {
     assert.ok(positionsEvents < rounds, `${positionsEvents} positions events for ${rounds} seconds of positions`);
     stalled.close();
     await publisher.close();
+    // The one that never reads again: nothing moves on its connection, which the console closes.
+    await waitFor(
+      async () => ((await gauge("console_live_streams")) === 0 ? true : undefined),
+      IDLE_TIMEOUT_MS + 20_000,
+    );
+    gone.close();
   });
 
   // Last: the console stops here.

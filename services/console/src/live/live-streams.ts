@@ -4,7 +4,7 @@
  * session's own staff token, so roles stay delivery-api's), then gets the positions of its
  * vehicles from the bus (live-positions.ts: one subscription for every stream), one batched
  * event a second at most, and the fleet again every CONSOLE_LIVE_SNAPSHOT_SECONDS (vehicles that
- * joined or left active rounds, lateness).
+ * joined or left active rounds, lateness) when it changed.
  *
  * Bounded: streams per person and in all (429 beyond); a browser that does not read never makes
  * the console buffer more than what is already written: while its socket does not drain, only the
@@ -18,6 +18,7 @@
  * round_id, messenger, late, position: {latitude, longitude, recorded_ms} | null}]}`; `positions`
  * `{now, positions: [[vehicle_id, latitude, longitude, recorded_ms], ...]}`; `ended` `{reason}`.
  */
+import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { HttpError } from "@dos/service-kit";
 import type { Logger } from "pino";
@@ -27,8 +28,6 @@ import type { LivePosition, LivePositions } from "./live-positions.ts";
 
 /** delivery-api's rule, also applied between two snapshots by the page: no position for 2 minutes. */
 const NO_POSITION_AFTER_MS = 2 * 60_000;
-/** A comment line after this long without a write. */
-const HEARTBEAT_MS = 15_000;
 /** Pages read at most per snapshot: 100,000 vehicles. */
 const MAX_PAGES = 20;
 /** Snapshots read at once for the refreshes of every stream: delivery-api is not asked for more. */
@@ -41,6 +40,8 @@ export interface LiveStreamsOptions {
   /** Which of these sessions are live; ending one (the token was refused). */
   sessions: { liveOf(ids: number[]): Promise<Set<number>>; end(sessionId: number): Promise<void> };
   snapshotMs: number;
+  /** A comment line after this long without a write: well within the server's idle timeout. */
+  heartbeatMs: number;
   perPerson: number;
   total: number;
   logger: Logger;
@@ -55,6 +56,8 @@ interface Stream {
   pending: Map<number, string>;
   /** A snapshot not written yet (the socket was not draining). */
   pendingSnapshot: string | undefined;
+  /** The last snapshot's vehicles, hashed. */
+  snapshotDigest: string | undefined;
   lastWriteAt: number;
   nextRefreshAt: number;
   refreshing: boolean;
@@ -180,15 +183,19 @@ export function createLiveStreams(options: LiveStreamsOptions) {
     return vehicles;
   }
 
-  function snapshotEvent(vehicles: LiveVehicleView[]): string {
-    return event("snapshot", JSON.stringify({ now: Date.now(), no_position_after_ms: NO_POSITION_AFTER_MS, vehicles }));
-  }
-
   function takeSnapshot(stream: Stream, vehicles: LiveVehicleView[]) {
+    const body = JSON.stringify(vehicles);
+    // A fleet read again as it was (nothing moved, joined or left) is not sent again.
+    const digest = createHash("sha1").update(body).digest("base64");
+    if (digest === stream.snapshotDigest) return;
+    stream.snapshotDigest = digest;
     stream.vehicles = new Map(vehicles.map((v) => [v.external_id, v.vehicle_id]));
     // The snapshot carries every position up to now: what waited is in it.
     stream.pending.clear();
-    stream.pendingSnapshot = snapshotEvent(vehicles);
+    stream.pendingSnapshot = event(
+      "snapshot",
+      `{"now":${Date.now()},"no_position_after_ms":${NO_POSITION_AFTER_MS},"vehicles":${body}}`,
+    );
     flush(stream);
   }
 
@@ -248,7 +255,8 @@ export function createLiveStreams(options: LiveStreamsOptions) {
         end(stream, "closed");
         continue;
       }
-      if (now - stream.lastWriteAt >= HEARTBEAT_MS && !stream.raw.writableNeedDrain) write(stream, ": keep-alive\n\n");
+      if (now - stream.lastWriteAt >= options.heartbeatMs && !stream.raw.writableNeedDrain)
+        write(stream, ": keep-alive\n\n");
       if (now >= stream.nextRefreshAt && !stream.refreshing && refreshesRunning < REFRESHES_AT_ONCE) {
         void refresh(stream);
       }
@@ -264,7 +272,7 @@ export function createLiveStreams(options: LiveStreamsOptions) {
         : slots >= options.total
           ? `the console has ${options.total} live maps open already: retry later`
           : null;
-    if (full) throw new HttpError(429, full, { "retry-after": String(HEARTBEAT_MS / 1000) });
+    if (full) throw new HttpError(429, full, { "retry-after": String(Math.ceil(options.heartbeatMs / 1000)) });
     slots++;
     slotsOfPerson.set(staffId, (slotsOfPerson.get(staffId) ?? 0) + 1);
   }
@@ -297,6 +305,7 @@ export function createLiveStreams(options: LiveStreamsOptions) {
         vehicles: new Map(),
         pending: new Map(),
         pendingSnapshot: undefined,
+        snapshotDigest: undefined,
         lastWriteAt: now,
         nextRefreshAt: now + options.snapshotMs,
         refreshing: false,
