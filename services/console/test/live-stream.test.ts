@@ -121,12 +121,14 @@ describe("a staff session's live map", () => {
     stream.close();
   });
 
-  test("a shop user and a signed-out browser get the 404 of a route that does not exist", async () => {
+  test("a shop user and a signed-out browser get the 404 of a route that does not exist, and of the page", async () => {
     const { browser: shop } = await signedInShopUser(bed);
     for (const browser of [shop, new Browser(bed.url)]) {
       const stream = await openLiveStream(browser);
       assert.equal(stream.status, 404);
       assert.deepEqual(stream.body, { errors: ["route GET /api/staff/live not found"] });
+      // The page's URL too: the app's not-found page.
+      assert.equal((await browser.call("GET", "/staff/live")).status, 404);
     }
   });
 

@@ -117,9 +117,9 @@ describe("staff sign-in", () => {
 
     // The shell: the sections to come are named, only those that exist are links.
     const nav = page.getByRole("navigation", { name: "Staff" });
-    for (const section of ["Accounts", "Fleet", "System", "Audit"])
+    for (const section of ["Accounts", "Fleet", "Live map", "System", "Audit"])
       await nav.getByRole("link", { name: section }).waitFor();
-    for (const section of ["Dispatch", "Live map"]) {
+    for (const section of ["Dispatch"]) {
       await nav.getByText(section, { exact: false }).first().waitFor();
       assert.equal(await nav.getByRole("link", { name: section }).count(), 0, `${section} is not a link yet`);
     }
