@@ -15,7 +15,7 @@ import { clientApiRoutes } from "./client-api/client-api.routes.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { createOpsClient } from "./delivery-api/ops-client.ts";
-import { liveRoutes, registerLiveMetrics } from "./live/live.routes.ts";
+import { liveMetrics, liveRoutes } from "./live/live.routes.ts";
 import { createLivePositions } from "./live/live-positions.ts";
 import { createLiveStreams } from "./live/live-streams.ts";
 import { mailerFromConfig } from "./mail/mailer.ts";
@@ -89,10 +89,12 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   });
 
   // The live map: one subscription to the latest positions for every stream of this process.
+  const live = liveMetrics(metrics);
   const positions = createLivePositions({
     nc: deps.nats.nc,
     namespace: config.NATS_NAMESPACE,
     logger: logger.child({ component: "live" }),
+    onReceived: live.onReceived,
   });
   const liveStreams = createLiveStreams({
     positions,
@@ -105,9 +107,10 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     perPerson: config.CONSOLE_LIVE_STREAMS_PER_PERSON,
     total: config.CONSOLE_LIVE_STREAMS_TOTAL,
     logger: logger.child({ component: "live" }),
+    onWritten: live.onWritten,
   });
   sessions.onEnded(() => liveStreams.sessionsEnded());
-  registerLiveMetrics(metrics, liveStreams, positions);
+  live.watch(liveStreams);
 
   await app.register(
     async (api) => {

@@ -92,7 +92,7 @@ describe("the live map under load", () => {
     }
     const publishedAt = new Map<string, number>();
     const cpuBefore = processCpuMs(consolePid);
-    const bytesBefore = await gauge("console_live_stream_written_bytes");
+    const bytesBefore = await gauge("console_live_stream_written_bytes_total");
     const started = Date.now();
     for (let second = 1; second <= SECONDS; second++) {
       const recordedAt = new Date();
@@ -106,7 +106,7 @@ describe("the live map under load", () => {
     }
     const elapsedSeconds = (Date.now() - started) / 1000;
     const cpuPerSecond = (processCpuMs(consolePid) - cpuBefore) / elapsedSeconds;
-    const bytesPerSecond = ((await gauge("console_live_stream_written_bytes")) - bytesBefore) / elapsedSeconds;
+    const bytesPerSecond = ((await gauge("console_live_stream_written_bytes_total")) - bytesBefore) / elapsedSeconds;
     const streams = await gauge("console_live_streams");
     // The last second's positions reach the page before it is read.
     const lastLatitude = String(latitudeOf(0, SECONDS));

@@ -36,8 +36,6 @@ export interface LivePositions {
   stop(): void;
   /** The latest position this process received of a vehicle, by its External ID, if recent. */
   latest(externalId: string): LivePosition | undefined;
-  /** Positions received since the process started (metrics, tests). */
-  received(): number;
 }
 
 /** A position message as geo-ingest publishes it; anything else is dropped (it could only be a bug). */
@@ -58,7 +56,13 @@ function positionOf(subject: string, prefix: string, data: string): LivePosition
   return { externalId, latitude, longitude, recordedMs, wire: `,${latitude},${longitude},${recordedMs}]` };
 }
 
-export function createLivePositions(deps: { nc: NatsConnection; namespace: string; logger: Logger }): LivePositions {
+export function createLivePositions(deps: {
+  nc: NatsConnection;
+  namespace: string;
+  logger: Logger;
+  /** Called for each position taken from the bus (metrics). */
+  onReceived(): void;
+}): LivePositions {
   const names = natsNames(deps.namespace);
   const subject = names.subjects.vehiclePositionsAll;
   const prefix = subject.slice(0, -1);
@@ -69,7 +73,6 @@ export function createLivePositions(deps: { nc: NatsConnection; namespace: strin
   let timer: NodeJS.Timeout | undefined;
   let lastBatchAt = 0;
   let lastPruneAt = Date.now();
-  let count = 0;
 
   const handOver = () => {
     timer = undefined;
@@ -95,7 +98,7 @@ export function createLivePositions(deps: { nc: NatsConnection; namespace: strin
           }
           const position = positionOf(message.subject, prefix, message.string());
           if (!position) return;
-          count++;
+          deps.onReceived();
           const previous = latest.get(position.externalId);
           // A late message must not move a vehicle back.
           if (previous && previous.recordedMs > position.recordedMs) return;
@@ -117,6 +120,5 @@ export function createLivePositions(deps: { nc: NatsConnection; namespace: strin
     latest(externalId) {
       return latest.get(externalId);
     },
-    received: () => count,
   };
 }

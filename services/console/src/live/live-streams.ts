@@ -45,6 +45,8 @@ export interface LiveStreamsOptions {
   perPerson: number;
   total: number;
   logger: Logger;
+  /** Called with the bytes of each write to a stream (metrics). */
+  onWritten(bytes: number): void;
 }
 
 interface Stream {
@@ -97,7 +99,6 @@ export function createLiveStreams(options: LiveStreamsOptions) {
   let lastSessionCheckAt = Date.now();
   let checking = false;
   let checkAgain = false;
-  let bytesWritten = 0;
 
   function release(staffId: number) {
     slots--;
@@ -109,7 +110,7 @@ export function createLiveStreams(options: LiveStreamsOptions) {
   function write(stream: Stream, text: string) {
     stream.raw.write(text);
     stream.lastWriteAt = Date.now();
-    bytesWritten += Buffer.byteLength(text);
+    options.onWritten(Buffer.byteLength(text));
   }
 
   /** Writes what waits, unless the socket still holds unread data: then it keeps waiting (for 'drain'). */
@@ -325,7 +326,7 @@ export function createLiveStreams(options: LiveStreamsOptions) {
       if (streams.size > 0) checkSessions();
     },
 
-    /** Open streams, what their sockets hold unwritten, the positions waiting, bytes written (metrics). */
+    /** Open streams, what their sockets hold unwritten, the positions waiting (metrics). */
     stats() {
       let buffered = 0;
       let pending = 0;
@@ -333,7 +334,7 @@ export function createLiveStreams(options: LiveStreamsOptions) {
         buffered += stream.raw.writableLength;
         pending += stream.pending.size;
       }
-      return { streams: streams.size, buffered, pending, bytesWritten };
+      return { streams: streams.size, buffered, pending };
     },
 
     /** Ends every stream (shutdown): EventSource-like clients reconnect to another replica. */

@@ -7,7 +7,6 @@ import type { FastifyInstance } from "fastify";
 import type { CookieNames } from "../sessions/cookies.ts";
 import { staffSessionOf } from "../sessions/sessions.routes.ts";
 import type { Sessions } from "../sessions/sessions.service.ts";
-import type { LivePositions } from "./live-positions.ts";
 import type { LiveStreams } from "./live-streams.ts";
 
 export interface LiveRoutesOptions {
@@ -38,27 +37,29 @@ export async function liveRoutes(app: FastifyInstance, options: LiveRoutesOption
   });
 }
 
-/** The live map's gauges and counters in the console's /metrics. */
-export function registerLiveMetrics(metrics: AppMetrics, streams: LiveStreams, positions: LivePositions) {
-  metrics.gauge("console_live_streams", "Live map streams open on this replica.", [], (gauge) => {
-    gauge.set(streams.stats().streams);
-  });
-  metrics.gauge(
-    "console_live_stream_buffered_bytes",
-    "Bytes the live map streams' sockets hold unwritten (a browser not reading).",
-    [],
-    (gauge) => gauge.set(streams.stats().buffered),
-  );
-  metrics.gauge(
-    "console_live_stream_pending_positions",
-    "Positions waiting for a live map stream whose socket does not drain (the latest per vehicle).",
-    [],
-    (gauge) => gauge.set(streams.stats().pending),
-  );
-  metrics.gauge("console_live_stream_written_bytes", "Bytes written to live map streams since start.", [], (gauge) =>
-    gauge.set(streams.stats().bytesWritten),
-  );
-  metrics.gauge("console_live_positions_received", "Positions received from the bus since start.", [], (gauge) =>
-    gauge.set(positions.received()),
-  );
+/** The live map's counters and gauges in the console's /metrics; `watch` adds the streams' gauges once they exist. */
+export function liveMetrics(metrics: AppMetrics) {
+  const written = metrics.counter("console_live_stream_written_bytes_total", "Bytes written to live map streams.");
+  const received = metrics.counter("console_live_positions_received_total", "Positions taken from the bus.");
+  return {
+    onWritten: (bytes: number) => written.inc(bytes),
+    onReceived: () => received.inc(),
+    watch(streams: LiveStreams) {
+      metrics.gauge("console_live_streams", "Live map streams open on this replica.", [], (gauge) => {
+        gauge.set(streams.stats().streams);
+      });
+      metrics.gauge(
+        "console_live_stream_buffered_bytes",
+        "Bytes the live map streams' sockets hold unwritten (a browser not reading).",
+        [],
+        (gauge) => gauge.set(streams.stats().buffered),
+      );
+      metrics.gauge(
+        "console_live_stream_pending_positions",
+        "Positions waiting for a live map stream whose socket does not drain (the latest per vehicle).",
+        [],
+        (gauge) => gauge.set(streams.stats().pending),
+      );
+    },
+  };
 }
