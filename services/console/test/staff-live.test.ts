@@ -1,7 +1,8 @@
 /**
  * The live map in Chromium (`/staff/live`), on the whole system: vehicles in active rounds with
  * their state in words and shape, positions posted to geo-ingest moving a vehicle within 2 s,
- * a vehicle on the map and in the table opening its round; axe and the keyboard; a screenshot.
+ * a vehicle on the map and in the table opening its round; the map stopped by a sign-out
+ * elsewhere; axe and the keyboard; a screenshot.
  */
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -140,6 +141,17 @@ describe("the live map", () => {
     // And the round link, by its name.
     await table.getByRole("link", { name: `Round #${corner.id}`, exact: true }).click();
     await page.waitForURL(`**/staff/dispatch/rounds/${corner.id}`);
+
+    // Signed out elsewhere (another tab): the map says it stopped, and offers the way back in.
+    await page.goBack();
+    await movingButton.waitFor();
+    const signedOut = await page.evaluate(`(async () => {
+      const { csrf_token } = await (await fetch("/api/staff/session")).json();
+      return (await fetch("/api/staff/session", { method: "DELETE", headers: { "x-csrf-token": csrf_token } })).status;
+    })()`);
+    assert.equal(signedOut, 204);
+    await page.getByRole("status").filter({ hasText: "The live map stopped: signed out." }).waitFor();
+    await page.getByRole("link", { name: "Sign in again" }).waitFor();
 
     assert.deepEqual(foreign, [], "nothing loaded from elsewhere");
     assert.deepEqual(errors, []);

@@ -120,7 +120,8 @@ export function createLiveStreams(options: LiveStreamsOptions) {
       write(stream, stream.pendingSnapshot);
       stream.pendingSnapshot = undefined;
     }
-    if (stream.pending.size > 0) {
+    // After a snapshot that filled the socket, the positions wait too.
+    if (stream.pending.size > 0 && !stream.raw.writableNeedDrain) {
       const entries = [...stream.pending.values()].join(",");
       stream.pending.clear();
       write(stream, event("positions", `{"now":${Date.now()},"positions":[${entries}]}`));
@@ -234,8 +235,10 @@ export function createLiveStreams(options: LiveStreamsOptions) {
     checking = true;
     void (async () => {
       try {
-        const live = await options.sessions.liveOf([...new Set([...streams].map((s) => s.user.sessionId))]);
-        for (const stream of streams) if (!live.has(stream.user.sessionId)) end(stream, "signed out");
+        // The streams open now: one opened during the query is not judged by it.
+        const checked = [...streams];
+        const live = await options.sessions.liveOf([...new Set(checked.map((s) => s.user.sessionId))]);
+        for (const stream of checked) if (!live.has(stream.user.sessionId)) end(stream, "signed out");
       } catch (error) {
         logger.warn({ err: error }, "live map: the sessions could not be checked; retrying");
       } finally {

@@ -5,6 +5,7 @@
  * a network loss or a console restart, later when the console says how long to wait (429), and
  * not after the session ended.
  */
+import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
 
 /** A vehicle's state as the page says it, in words (its colour and shape on the map follow it). */
@@ -131,6 +132,7 @@ async function readStream(signal: AbortSignal, onEvent: (name: string, data: str
 
 /** The fleet as the stream tells it, kept current while the page is open. */
 export function useLiveFleet(): LiveFleetView {
+  const queryClient = useQueryClient();
   const [view, setView] = useState<LiveFleetView>({
     vehicles: [],
     clockOffsetMs: 0,
@@ -204,13 +206,18 @@ export function useLiveFleet(): LiveFleetView {
       if (abort.signal.aborted) return;
       let message: string;
       let nextDelay = received ? RETRY_FIRST_MS : Math.min(RETRY_MAX_MS, delayMs * 2);
-      if (outcome.kind === "ended" && outcome.reason !== "closed" && !/restarting/.test(outcome.reason)) {
-        publish({ connection: { kind: "stopped", message: `The live map stopped: ${outcome.reason}.` } });
+      const stop = (reason: string) => {
+        publish({ connection: { kind: "stopped", message: `The live map stopped: ${reason}.` } });
+        // The shell learns the session is over too.
+        void queryClient.invalidateQueries({ queryKey: ["staff-session"] });
+      };
+      if (outcome.kind === "ended" && !/restarting/.test(outcome.reason)) {
+        stop(outcome.reason);
         return;
       }
       if (outcome.kind === "refused") {
         if (outcome.status === 404 || outcome.status === 401) {
-          publish({ connection: { kind: "stopped", message: "The live map stopped: signed out. Sign in again." } });
+          stop("signed out");
           return;
         }
         message = `The console refused the live map: ${outcome.message}.`;
@@ -229,7 +236,7 @@ export function useLiveFleet(): LiveFleetView {
       abort.abort();
       if (retryTimer) clearTimeout(retryTimer);
     };
-  }, []);
+  }, [queryClient]);
 
   return view;
 }

@@ -124,6 +124,12 @@ export function LiveMapPage() {
         {connection.kind === "live" && "Live: positions arrive as the trackers send them."}
         {(connection.kind === "retrying" || connection.kind === "stopped") && connection.message}
       </p>
+      {connection.kind === "stopped" && (
+        <p>
+          {/* A full load: the session is over, nothing on this page is worth keeping. */}
+          <a href="/staff/sign-in">Sign in again</a>
+        </p>
+      )}
       <p>{fleet.vehicles.length.toLocaleString("en-GB")} vehicles in active rounds:</p>
       <ul className="live-legend" aria-label="States">
         {STATES.map((state) => (
