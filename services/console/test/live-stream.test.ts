@@ -167,7 +167,7 @@ describe("a staff session's live map", () => {
     const signedOut = Date.now();
     assert.equal((await browser.call("DELETE", "/api/staff/session")).status, 204);
     const ended = await stream.next((e) => e.name === "ended", 5000);
-    assert.deepEqual(ended.data, { reason: "signed out" });
+    assert.deepEqual(ended.data, { reason: "signed out", reconnect: false });
     assert.ok(ended.at - signedOut < 2000, `ended ${ended.at - signedOut} ms after the sign-out`);
     await waitFor(async () => (stream.ended ? true : undefined), 5000);
     assert.equal((await openLiveStream(browser)).status, 404);
@@ -254,7 +254,7 @@ describe("a staff session's live map", () => {
     const signalled = Date.now();
     consoleService.child.kill("SIGTERM");
     const ended = await stream.next((e) => e.name === "ended", 5000);
-    assert.deepEqual(ended.data, { reason: "the console is restarting" });
+    assert.deepEqual(ended.data, { reason: "the console is restarting", reconnect: true });
     assert.deepEqual(await consoleService.exited, { code: 0, signal: null });
     assert.ok(Date.now() - signalled < 5000, `exited ${Date.now() - signalled} ms after SIGTERM`);
     assert.ok(stream.ended);

@@ -16,7 +16,8 @@
  *
  * Events: `snapshot` `{now, no_position_after_ms, vehicles: [{vehicle_id, external_id, label,
  * round_id, messenger, late, position: {latitude, longitude, recorded_ms} | null}]}`; `positions`
- * `{now, positions: [[vehicle_id, latitude, longitude, recorded_ms], ...]}`; `ended` `{reason}`.
+ * `{now, positions: [[vehicle_id, latitude, longitude, recorded_ms], ...]}`; `ended` `{reason,
+ * reconnect}` (reconnect: true at shutdown, where another replica takes the stream).
  */
 import { createHash } from "node:crypto";
 import type { ServerResponse } from "node:http";
@@ -128,11 +129,12 @@ export function createLiveStreams(options: LiveStreamsOptions) {
     }
   }
 
-  function end(stream: Stream, reason: string) {
+  /** Ends a stream, telling the page why and whether opening it again makes sense (another replica). */
+  function end(stream: Stream, reason: string, reconnect = false) {
     if (!streams.delete(stream)) return;
     release(stream.user.staffId);
     if (!stream.raw.destroyed) {
-      stream.raw.write(event("ended", JSON.stringify({ reason })));
+      stream.raw.write(event("ended", JSON.stringify({ reason, reconnect })));
       stream.raw.end();
     }
     if (streams.size === 0) {
@@ -342,7 +344,7 @@ export function createLiveStreams(options: LiveStreamsOptions) {
 
     /** Ends every stream (shutdown): EventSource-like clients reconnect to another replica. */
     close() {
-      for (const stream of streams) end(stream, "the console is restarting");
+      for (const stream of streams) end(stream, "the console is restarting", true);
     },
   };
 }

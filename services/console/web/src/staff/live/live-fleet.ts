@@ -80,7 +80,7 @@ const RETRY_FIRST_MS = 2000;
 const RETRY_MAX_MS = 30_000;
 
 type Outcome =
-  | { kind: "ended"; reason: string }
+  | { kind: "ended"; reason: string; reconnect: boolean }
   | { kind: "refused"; status: number; message: string; retryAfterMs: number }
   | { kind: "lost" };
 
@@ -108,7 +108,7 @@ async function readStream(signal: AbortSignal, onEvent: (name: string, data: str
   }
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
-  let ended: string | undefined;
+  let ended: { reason: string; reconnect: boolean } | undefined;
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -120,14 +120,14 @@ async function readStream(signal: AbortSignal, onEvent: (name: string, data: str
         if (block.startsWith(":")) continue;
         const name = /^event: (.*)$/m.exec(block)?.[1] ?? "message";
         const data = /^data: (.*)$/m.exec(block)?.[1] ?? "";
-        if (name === "ended") ended = (JSON.parse(data) as { reason: string }).reason;
+        if (name === "ended") ended = JSON.parse(data) as { reason: string; reconnect: boolean };
         else onEvent(name, data);
       }
     }
   } catch {
     // The connection broke (or the page left): like an end without a reason.
   }
-  return ended === undefined ? { kind: "lost" } : { kind: "ended", reason: ended };
+  return ended === undefined ? { kind: "lost" } : { kind: "ended", ...ended };
 }
 
 /** The fleet as the stream tells it, kept current while the page is open. */
@@ -211,7 +211,7 @@ export function useLiveFleet(): LiveFleetView {
         // The shell learns the session is over too.
         void queryClient.invalidateQueries({ queryKey: ["staff-session"] });
       };
-      if (outcome.kind === "ended" && !/restarting/.test(outcome.reason)) {
+      if (outcome.kind === "ended" && !outcome.reconnect) {
         stop(outcome.reason);
         return;
       }
@@ -223,7 +223,10 @@ export function useLiveFleet(): LiveFleetView {
         message = `The console refused the live map: ${outcome.message}.`;
         nextDelay = outcome.retryAfterMs;
       } else {
-        message = outcome.kind === "ended" ? "The console is restarting." : "The connection to the console was lost.";
+        message =
+          outcome.kind === "ended"
+            ? `The console ended the map: ${outcome.reason}.`
+            : "The connection to the console was lost.";
       }
       publish({
         connection: { kind: "retrying", message: `${message} Trying again in ${Math.round(nextDelay / 1000)} s…` },
