@@ -429,6 +429,14 @@ describe("dependencies and observability", () => {
       !geoIngest.publish.allow.some((s: string) => s.startsWith("delivery.")),
       "geo-ingest publishes no delivery event",
     );
+    // The live map: the console reads geo-ingest's latest positions and nothing else of the bus.
+    const consoleUser = users.find((u) => u.user === "console").permissions;
+    assert.deepEqual(consoleUser.subscribe.allow, ["_INBOX.console.>", "geo.positions.>"]);
+    assert.deepEqual(
+      consoleUser.publish.allow.filter((s: string) => !s.startsWith("$JS.API.STREAM.") && s !== "$JS.API.INFO"),
+      [],
+      "the console publishes nothing but its topology check",
+    );
   });
 
   test("NATS is a 3-node JetStream cluster with file storage, TLS for clients and routes", () => {

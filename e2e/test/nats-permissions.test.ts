@@ -158,6 +158,22 @@ describe("outside its permissions, a service is refused", () => {
     await nc.close();
   });
 
+  test("the console reads the latest positions (the live map) and no other subject", async () => {
+    const { nc, refused } = await connectAs(SERVICE_NAMES.console);
+    const positions = nc.subscribe(names.subjects.vehiclePositionsAll, { max: 1 });
+    const events = names.subjects.deliveryEventsAll;
+    nc.subscribe(events);
+    await nc.flush();
+    observer.publish(names.subjects.vehiclePosition("PERM-VAN"), JSON.stringify({ vehicle_external_id: "PERM-VAN" }));
+    for await (const message of positions) assert.equal(message.subject, names.subjects.vehiclePosition("PERM-VAN"));
+    await waitFor(async () => refused.some((e) => e.operation === "subscription" && e.subject === events), 5000);
+    assert.ok(!refused.some((e) => e.subject === names.subjects.vehiclePositionsAll));
+    nc.publish(names.subjects.vehiclePosition("PERM-VAN"), "{}");
+    await nc.flush();
+    await waitFor(async () => refused.some((e) => e.operation === "publish"), 5000);
+    await nc.close();
+  });
+
   test("a connection without credentials, or with another service's password, is refused", async () => {
     await assert.rejects(connect({ servers: natsUrl, reconnect: false }), /Authorization/i);
     await assert.rejects(

@@ -104,13 +104,14 @@ export function busUse(namespace = ""): Record<ServiceName, BusUse> {
       readsBuckets: [],
       writesBuckets: [],
     },
-    // The console talks to delivery-api over HTTP; on the bus it only boots (the topology check)
-    // and answers its readiness probe.
+    // The console talks to delivery-api over HTTP; on the bus it boots (the topology check),
+    // answers its readiness probe, and reads geo-ingest's latest positions for the staff's live
+    // map (one core subscription per process, never the stream's storage).
     [SERVICE_NAMES.console]: {
       owns: [],
       publishes: [],
       requests: [],
-      subscribes: [],
+      subscribes: [subjects.vehiclePositionsAll],
       serves: [],
       durables: [],
       readsStreams: [],

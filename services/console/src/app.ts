@@ -15,6 +15,9 @@ import { clientApiRoutes } from "./client-api/client-api.routes.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
 import { createOpsClient } from "./delivery-api/ops-client.ts";
+import { liveMetrics, liveRoutes } from "./live/live.routes.ts";
+import { createLivePositions } from "./live/live-positions.ts";
+import { createLiveStreams } from "./live/live-streams.ts";
 import { mailerFromConfig } from "./mail/mailer.ts";
 import { mapRoutes, mapStyleRoutes } from "./map/map.routes.ts";
 import { operatorApiRoutes } from "./operator-api/operator-api.routes.ts";
@@ -37,7 +40,7 @@ const BODY_LIMIT = 64 * 1024;
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {
   const { config, logger } = deps;
   const db = deps.database.db as Kysely<DB>;
-  const { app } = createHttpApp({
+  const { app, metrics } = createHttpApp({
     service: SERVICE_NAMES.console,
     logger,
     lifecycle: deps.lifecycle,
@@ -85,6 +88,30 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     },
   });
 
+  // The live map: one subscription to the latest positions for every stream of this process.
+  const live = liveMetrics(metrics);
+  const positions = createLivePositions({
+    nc: deps.nats.nc,
+    namespace: config.NATS_NAMESPACE,
+    logger: logger.child({ component: "live" }),
+    onReceived: live.onReceived,
+  });
+  const liveStreams = createLiveStreams({
+    positions,
+    // delivery-api's largest page: a fleet of 2,000 in one read.
+    readPage: (staffToken, after) => ops.fleetLive(staffToken, after, 5000),
+    sessions,
+    snapshotMs: config.CONSOLE_LIVE_SNAPSHOT_SECONDS * 1000,
+    // A quiet stream must not look idle to the server (HTTP_IDLE_TIMEOUT_MS closes those).
+    heartbeatMs: Math.min(15_000, Math.floor(config.HTTP_IDLE_TIMEOUT_MS / 3)),
+    perPerson: config.CONSOLE_LIVE_STREAMS_PER_PERSON,
+    total: config.CONSOLE_LIVE_STREAMS_TOTAL,
+    logger: logger.child({ component: "live" }),
+    onWritten: live.onWritten,
+  });
+  sessions.onEnded(() => liveStreams.sessionsEnded());
+  live.watch(liveStreams);
+
   await app.register(
     async (api) => {
       api.addHook("onRequest", csrfGuard(cookies));
@@ -92,6 +119,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
       await api.register(staffRoutes, { staff, sessions, ops, cookies });
       await api.register(staffAdminRoutes, { staff, sessions, ops, cookies });
       await api.register(systemRoutes, { monitor, sessions, ops, cookies });
+      await api.register(liveRoutes, { streams: liveStreams, sessions, cookies });
       await api.register(peopleRoutes, routeOptions);
       await api.register(staffInvitationRoutes, routeOptions);
       await api.register(accountRoutes, { db, ops, sessions, cookies });

@@ -117,6 +117,25 @@ export const configSchema = Type.Object({
     description:
       "How long one reading of the services is served to every staff page (they cost one scrape per interval), and the interval positions per second are measured over.",
   }),
+  CONSOLE_LIVE_SNAPSHOT_SECONDS: Type.Integer({
+    default: 20,
+    minimum: 5,
+    maximum: 300,
+    description:
+      "How often each live map stream reads the fleet again from delivery-api (GET /ops/v1/fleet/live, as the person): vehicles that join or leave active rounds, lateness; also how often its session is checked.",
+  }),
+  CONSOLE_LIVE_STREAMS_PER_PERSON: Type.Integer({
+    default: 4,
+    minimum: 1,
+    maximum: 100,
+    description: "Live map streams one staff person may hold open at once (tabs); one more is refused (429).",
+  }),
+  CONSOLE_LIVE_STREAMS_TOTAL: Type.Integer({
+    default: 200,
+    minimum: 1,
+    maximum: 10_000,
+    description: "Live map streams this replica holds open at once, everyone's; one more is refused (429).",
+  }),
   CONSOLE_WEBAUTHN_ORIGIN: Type.Optional(
     Type.String({
       maxLength: 300,

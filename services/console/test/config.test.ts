@@ -143,3 +143,25 @@ test("passkeys: the relying party is the public URL's by default; a bad origin o
   ];
   for (const [env, refusal] of refusals) assert.throws(() => load({ ...valid, ...env }), refusal, JSON.stringify(env));
 });
+
+test("the live map: snapshot interval and stream caps by default, bounded, refused by name; NATS checked by name", () => {
+  const config = load(valid);
+  assert.equal(config.CONSOLE_LIVE_SNAPSHOT_SECONDS, 20);
+  assert.equal(config.CONSOLE_LIVE_STREAMS_PER_PERSON, 4);
+  assert.equal(config.CONSOLE_LIVE_STREAMS_TOTAL, 200);
+  assert.throws(
+    () => load({ ...valid, CONSOLE_LIVE_SNAPSHOT_SECONDS: "1" }),
+    /^ConfigError: CONSOLE_LIVE_SNAPSHOT_SECONDS is invalid: must be between 5 and 300/,
+  );
+  assert.throws(
+    () => load({ ...valid, CONSOLE_LIVE_STREAMS_PER_PERSON: "0" }),
+    /^ConfigError: CONSOLE_LIVE_STREAMS_PER_PERSON is invalid/,
+  );
+  assert.throws(
+    () => load({ ...valid, CONSOLE_LIVE_STREAMS_TOTAL: "many" }),
+    /^ConfigError: CONSOLE_LIVE_STREAMS_TOTAL is invalid/,
+  );
+  // The positions arrive over the console's NATS connection: its variables are the kit's, checked at boot.
+  assert.throws(() => load({ ...valid, NATS_URL: "http://nats:4222" }), /^ConfigError: NATS_URL is invalid/);
+  assert.throws(() => load({ ...valid, NATS_USER: "console" }), /NATS_PASSWORD is required with NATS_USER/);
+});

@@ -45,6 +45,8 @@ export type OpsStaff = Schemas["Staff"];
 /** Who a token is, as `GET /ops/v1/staff/me` answers. */
 export type StaffActor = Schemas["OpsActor"];
 export type MintedStaffToken = Schemas["StaffTokenCreated"];
+/** A page of the live map's snapshot, as `GET /ops/v1/fleet/live` answers. */
+export type LiveFleetPage = Schemas["LiveFleet"];
 
 export interface OpsClient {
   findUserByEmail(email: string): Promise<OpsUser | undefined>;
@@ -66,6 +68,8 @@ export interface OpsClient {
   revokeStaffToken(staffId: number, tokenId: number): Promise<void>;
   /** Who this staff token is; undefined when delivery-api refuses it (revoked, expired, person disabled). */
   staffMe(staffToken: string): Promise<StaffActor | undefined>;
+  /** A page of the live map's snapshot, read with this staff token; undefined when delivery-api refuses it. */
+  fleetLive(staffToken: string, after: number, limit: number): Promise<LiveFleetPage | undefined>;
 }
 
 export function createOpsClient(options: { baseUrl: string; token: string; timeoutMs: number }): OpsClient {
@@ -211,6 +215,25 @@ export function createOpsClient(options: { baseUrl: string; token: string; timeo
       }
       // Here a 401 is the person's: their token was revoked or expired, or they were disabled.
       if (answer.response.status === 401) return undefined;
+      if (answer.response.status !== 200 || !answer.data) {
+        throw unavailable("delivery-api is not answering, retry later");
+      }
+      return answer.data;
+    },
+    async fleetLive(staffToken, after, limit) {
+      let answer: { response: Response; data?: LiveFleetPage };
+      try {
+        answer = await client.GET("/ops/v1/fleet/live", {
+          params: { query: { after, limit } },
+          // The person's own token: delivery-api's roles decide what they see.
+          headers: { authorization: `Bearer ${staffToken}` },
+          signal: AbortSignal.timeout(options.timeoutMs),
+        });
+      } catch {
+        throw unavailable("delivery-api is not answering, retry later");
+      }
+      if (answer.response.status === 401) return undefined;
+      if (answer.response.status === 403) throw new HttpError(403, "the live map is not for this role");
       if (answer.response.status !== 200 || !answer.data) {
         throw unavailable("delivery-api is not answering, retry later");
       }

@@ -86,6 +86,20 @@ export function findLiveStaffSession(db: Db, tokenSha256: Buffer, idleMinutes: n
     .executeTakeFirst();
 }
 
+/** Which of these sessions are live (not ended, not past an expiry): a long-lived stream checks its own with it. */
+export async function liveSessionIds(db: Db, ids: number[], idleMinutes: number): Promise<Set<number>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db
+    .selectFrom("sessions")
+    .select("id")
+    .where("id", "in", ids)
+    .where("ended_at", "is", null)
+    .where("expires_at", ">", sql<Date>`now()`)
+    .where("last_seen_at", ">", sql<Date>`now() - make_interval(mins => ${idleMinutes})`)
+    .execute();
+  return new Set(rows.map((row) => row.id));
+}
+
 export function touchSession(db: Db, sessionId: number) {
   return db.updateTable("sessions").set({ last_seen_at: sql<Date>`now()` }).where("id", "=", sessionId).execute();
 }

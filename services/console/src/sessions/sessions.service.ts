@@ -27,6 +27,7 @@ import {
   insertSession,
   insertStaffSession,
   listOverSessions,
+  liveSessionIds,
   reserveSessionId,
   staffSessionTokenIds,
   touchSession,
@@ -78,6 +79,10 @@ export interface Sessions {
   endByCookie(cookie: string): Promise<void>;
   /** Ids of the staff tokens the person's console sessions call with (not their personal tokens). */
   staffTokenIds(staffId: number): Promise<number[]>;
+  /** Which of these sessions are still live. */
+  liveOf(sessionIds: number[]): Promise<Set<number>>;
+  /** Calls `listener` after this replica ends sessions (sign-out, disabling, a newer sign-in): open streams check theirs. */
+  onEnded(listener: () => void): void;
   sweep(): Promise<number>;
   startSweeping(): void;
   stopSweeping(): Promise<void>;
@@ -94,6 +99,12 @@ export function createSessions(deps: {
   const idle = config.CONSOLE_SESSION_IDLE_MINUTES;
   let timer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
+  const endedListeners: Array<() => void> = [];
+  /** After sessions ended: the listeners, then the sweep that revokes their tokens. */
+  const ended = () => {
+    for (const listener of endedListeners) listener();
+    void sessions.sweep().catch(() => undefined);
+  };
 
   const sessions: Sessions = {
     async start(user) {
@@ -106,8 +117,8 @@ export function createSessions(deps: {
         api_token_id: minted.id,
         api_token_sealed: sealer.seal(minted.token),
       });
-      const ended = await endSessionsBeyond(db, "user_id", user.id, MAX_SESSIONS_PER_USER);
-      if (ended.some((result) => Number(result.numUpdatedRows) > 0)) void sessions.sweep().catch(() => undefined);
+      const over = await endSessionsBeyond(db, "user_id", user.id, MAX_SESSIONS_PER_USER);
+      if (over.some((result) => Number(result.numUpdatedRows) > 0)) ended();
       return { cookie, expiresAt: row.expires_at };
     },
     async startStaff(staffId) {
@@ -124,8 +135,8 @@ export function createSessions(deps: {
         api_token_id: minted.id,
         api_token_sealed: sealer.seal(minted.token),
       });
-      const ended = await endSessionsBeyond(db, "staff_id", staffId, MAX_SESSIONS_PER_USER);
-      if (ended.some((result) => Number(result.numUpdatedRows) > 0)) void sessions.sweep().catch(() => undefined);
+      const over = await endSessionsBeyond(db, "staff_id", staffId, MAX_SESSIONS_PER_USER);
+      if (over.some((result) => Number(result.numUpdatedRows) > 0)) ended();
       return { cookie, expiresAt };
     },
     async resolve(cookie) {
@@ -156,22 +167,26 @@ export function createSessions(deps: {
     },
     async end(sessionId) {
       await endSessions(db, "id", sessionId);
-      void sessions.sweep().catch(() => undefined);
+      ended();
     },
     async endAll(userId) {
       await endSessions(db, "user_id", userId);
-      void sessions.sweep().catch(() => undefined);
+      ended();
     },
     async endAllStaff(staffId) {
       await endSessions(db, "staff_id", staffId);
-      void sessions.sweep().catch(() => undefined);
+      ended();
     },
     async endByCookie(cookie) {
       if (cookie.length > 100) return;
       await endSessionByCookie(db, sha256(cookie));
-      void sessions.sweep().catch(() => undefined);
+      ended();
     },
     staffTokenIds: (staffId) => staffSessionTokenIds(db, staffId),
+    liveOf: (sessionIds) => liveSessionIds(db, sessionIds, idle),
+    onEnded(listener) {
+      endedListeners.push(listener);
+    },
     /** Revokes the API tokens of sessions that are over and deletes them; old failures and links too. */
     sweep() {
       const run = sweeping.then(async () => {

@@ -75,6 +75,11 @@ export function staffPages<TShell extends AnyRoute>(getParentRoute: () => TShell
     }),
     createRoute({
       getParentRoute,
+      path: "/staff/live",
+      component: lazyRouteComponent(() => import("./live/live-map-page.tsx"), "LiveMapPage"),
+    }),
+    createRoute({
+      getParentRoute,
       path: "/staff/people",
       component: lazyRouteComponent(() => import("./people.tsx"), "StaffPeoplePage"),
     }),
@@ -88,7 +93,7 @@ export const STAFF_SECTIONS: ReadonlyArray<{ label: string; to?: StaffPath; role
   { label: "Accounts", to: "/staff/accounts" },
   { label: "Fleet", to: "/staff/fleet" },
   { label: "Dispatch", to: "/staff/dispatch" },
-  { label: "Live map" },
+  { label: "Live map", to: "/staff/live" },
   { label: "System", to: "/staff/system" },
   { label: "Audit", to: "/staff/audit" },
   { label: "Staff", to: "/staff/people", roles: ["admin"] },

@@ -8,9 +8,9 @@
 import type { components } from "@dos/api-types/ops-v1";
 import { useQuery } from "@tanstack/react-query";
 import { Link, notFound, useParams } from "@tanstack/react-router";
-import { type FormEvent, lazy, Suspense, useEffect, useState } from "react";
+import { type FormEvent, lazy, Suspense, useState } from "react";
 import { ApiError } from "../../bff.ts";
-import { ShownOnce, when } from "../../pages/display.tsx";
+import { age, ShownOnce, useNow, when } from "../../pages/display.tsx";
 import { Errors, Field } from "../../pages/form-parts.tsx";
 import { textOf, useChange } from "../change.ts";
 import { answerOf, type BodyOf, opsApi } from "../ops-api.ts";
@@ -25,24 +25,6 @@ const REFRESH_MS = 5000;
 /** MapLibre is heavy: the map chunk, shared with the delivery page, is loaded by this page only. */
 const VehicleMap = lazy(() => import("./vehicle-map.tsx"));
 
-/** How long ago, in the largest unit that fits: "42 s ago", "3 min ago", "2 h ago", "5 days ago". */
-function age(timestamp: string, now: number): string {
-  const seconds = Math.max(0, Math.floor((now - Date.parse(timestamp)) / 1000));
-  if (seconds < 120) return `${seconds} s ago`;
-  if (seconds < 7200) return `${Math.floor(seconds / 60)} min ago`;
-  if (seconds < 172_800) return `${Math.floor(seconds / 3600)} h ago`;
-  return `${Math.floor(seconds / 86_400)} days ago`;
-}
-
-/** The time now, once a second: an age on the page keeps counting between two reads. */
-function useNow(): number {
-  const [now, setNow] = useState(Date.now());
-  useEffect(() => {
-    const timer = setInterval(() => setNow(Date.now()), 1000);
-    return () => clearInterval(timer);
-  }, []);
-  return now;
-}
 type VehicleChange = BodyOf<"/ops/v1/vehicles/{id}", "patch">;
 
 export function VehiclePage() {
