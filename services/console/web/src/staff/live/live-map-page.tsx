@@ -130,7 +130,10 @@ export function LiveMapPage() {
           <a href="/staff/sign-in">Sign in again</a>
         </p>
       )}
-      <p>{fleet.vehicles.length.toLocaleString("en-GB")} vehicles in active rounds:</p>
+      <p>
+        {fleet.vehicles.length.toLocaleString("en-GB")} {fleet.vehicles.length === 1 ? "vehicle" : "vehicles"} in active
+        rounds:
+      </p>
       <ul className="live-legend" aria-label="States">
         {STATES.map((state) => (
           <li key={state}>
