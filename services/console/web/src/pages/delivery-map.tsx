@@ -6,18 +6,11 @@
  * own account). The same facts are written under the map for those who do not see it.
  */
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
-import { LngLatBounds, Map as MapLibreMap, Marker, setWorkerUrl } from "maplibre-gl";
-import "maplibre-gl/dist/maplibre-gl.css";
-import workerUrl from "maplibre-gl/dist/maplibre-gl-worker.mjs?url";
-import { useEffect, useRef, useState } from "react";
+import { LngLatBounds, Marker } from "maplibre-gl";
+import { useEffect, useRef } from "react";
 import { bff } from "../bff.ts";
+import { useConsoleMap } from "./console-map.ts";
 import { when } from "./display.tsx";
-
-// The worker is one of the console's own files: the pages' CSP allows no blob: worker.
-setWorkerUrl(workerUrl);
-
-/** Paris, until the delivery has a point to centre on. */
-const DEFAULT_CENTRE: [number, number] = [2.3522, 48.8566];
 
 function markerElement(className: string, label: string): HTMLElement {
   const element = document.createElement("div");
@@ -34,12 +27,16 @@ export default function DeliveryMap(props: {
   refreshMs: number | false;
 }) {
   const container = useRef<HTMLDivElement>(null);
-  const map = useRef<MapLibreMap | null>(null);
   const courier = useRef<Marker | null>(null);
   const points = useRef<Marker[]>([]);
   const framed = useRef(0);
-  const [loaded, setLoaded] = useState(false);
-  const style = useQuery({ queryKey: ["map-style"], queryFn: bff.mapStyle });
+  const { map, loaded } = useConsoleMap(container, {
+    onRemove: () => {
+      courier.current = null;
+      points.current = [];
+      framed.current = 0;
+    },
+  });
   const live = useQuery({
     // With the status: the courier leaves the map when the delivery ends, though nothing is asked again after.
     queryKey: ["delivery", String(props.deliveryId), "live", props.status],
@@ -47,26 +44,6 @@ export default function DeliveryMap(props: {
     refetchInterval: props.refreshMs,
     queryFn: () => bff.live(props.deliveryId),
   });
-
-  const styleUrl = style.data?.style_url;
-  useEffect(() => {
-    if (!container.current || !styleUrl) return;
-    const created = new MapLibreMap({
-      container: container.current,
-      style: new URL(styleUrl, window.location.href).href,
-      center: DEFAULT_CENTRE,
-      zoom: 11,
-    });
-    created.on("load", () => setLoaded(true));
-    map.current = created;
-    return () => {
-      created.remove();
-      map.current = null;
-      courier.current = null;
-      points.current = [];
-      framed.current = 0;
-    };
-  }, [styleUrl]);
 
   const data = live.data;
   useEffect(() => {
@@ -96,7 +73,7 @@ export default function DeliveryMap(props: {
       current.fitBounds(bounds, { padding: 48, maxZoom: 15, duration: 0 });
       framed.current = data.points.length;
     }
-  }, [data, loaded]);
+  }, [map, data, loaded]);
 
   return (
     <section aria-labelledby="map-heading" className="map">

@@ -6,31 +6,37 @@
  * provider is set). The same positions are listed under the map for those who do not see it.
  */
 import { useQuery } from "@tanstack/react-query";
-import { type GeoJSONSource, LngLatBounds, Map as MapLibreMap, Marker, setWorkerUrl } from "maplibre-gl";
-import "maplibre-gl/dist/maplibre-gl.css";
-import workerUrl from "maplibre-gl/dist/maplibre-gl-worker.mjs?url";
-import { useEffect, useRef, useState } from "react";
-import { bff } from "../../bff.ts";
+import { type GeoJSONSource, LngLatBounds, Marker } from "maplibre-gl";
+import { useEffect, useRef } from "react";
+import { useConsoleMap } from "../../pages/console-map.ts";
 import { when } from "../../pages/display.tsx";
 import { Errors } from "../../pages/form-parts.tsx";
 import { answerOf, opsApi } from "../ops-api.ts";
-
-// The worker is one of the console's own files: the pages' CSP allows no blob: worker.
-setWorkerUrl(workerUrl);
 
 /** How many recent positions the page asks for (the API gives at most 1,000). */
 const RECENT = 200;
 /** How many of them are also written out under the map. */
 const LISTED = 10;
-const PARIS: [number, number] = [2.3522, 48.8566];
 
 export default function VehicleMap(props: { vehicleId: number; refreshMs: number }) {
   const container = useRef<HTMLDivElement>(null);
-  const map = useRef<MapLibreMap | null>(null);
   const newest = useRef<Marker | null>(null);
   const framed = useRef(false);
-  const [loaded, setLoaded] = useState(false);
-  const style = useQuery({ queryKey: ["map-style"], queryFn: bff.mapStyle });
+  const { map, loaded } = useConsoleMap(container, {
+    onLoad: (created) => {
+      created.addSource("track", { type: "geojson", data: { type: "FeatureCollection", features: [] } });
+      created.addLayer({
+        id: "track",
+        type: "line",
+        source: "track",
+        paint: { "line-color": "#1d4ed8", "line-width": 3 },
+      });
+    },
+    onRemove: () => {
+      newest.current = null;
+      framed.current = false;
+    },
+  });
   const track = useQuery({
     queryKey: ["staff", "fleet", "vehicles", String(props.vehicleId), "positions"],
     refetchInterval: props.refreshMs,
@@ -41,34 +47,6 @@ export default function VehicleMap(props: { vehicleId: number; refreshMs: number
         }),
       ),
   });
-
-  const styleUrl = style.data?.style_url;
-  useEffect(() => {
-    if (!container.current || !styleUrl) return;
-    const created = new MapLibreMap({
-      container: container.current,
-      style: new URL(styleUrl, window.location.href).href,
-      center: PARIS,
-      zoom: 11,
-    });
-    created.on("load", () => {
-      created.addSource("track", { type: "geojson", data: { type: "FeatureCollection", features: [] } });
-      created.addLayer({
-        id: "track",
-        type: "line",
-        source: "track",
-        paint: { "line-color": "#1d4ed8", "line-width": 3 },
-      });
-      setLoaded(true);
-    });
-    map.current = created;
-    return () => {
-      created.remove();
-      map.current = null;
-      newest.current = null;
-      framed.current = false;
-    };
-  }, [styleUrl]);
 
   const positions = track.data?.positions;
   useEffect(() => {
@@ -97,7 +75,7 @@ export default function VehicleMap(props: { vehicleId: number; refreshMs: number
       current.fitBounds(bounds, { padding: 48, maxZoom: 15, duration: 0 });
       framed.current = true;
     }
-  }, [positions, loaded]);
+  }, [map, positions, loaded]);
 
   return (
     <section aria-labelledby="track-heading" className="map">

@@ -6,18 +6,11 @@
  * late, a hollow square without a position for 2 minutes). Clicking one opens its round. The
  * table under the map carries the same vehicles for the keyboard and screen readers.
  */
-import { useQuery } from "@tanstack/react-query";
-import { type GeoJSONSource, LngLatBounds, Map as MapLibreMap, setWorkerUrl } from "maplibre-gl";
-import "maplibre-gl/dist/maplibre-gl.css";
-import workerUrl from "maplibre-gl/dist/maplibre-gl-worker.mjs?url";
-import { useEffect, useRef, useState } from "react";
-import { bff } from "../../bff.ts";
+import { type GeoJSONSource, LngLatBounds, type Map as MapLibreMap } from "maplibre-gl";
+import { useEffect, useRef } from "react";
+import { useConsoleMap } from "../../pages/console-map.ts";
 import { type LiveState, type LiveVehicle, STATE_ICONS } from "./live-fleet.ts";
 
-// The worker is one of the console's own files: the pages' CSP allows no blob: worker.
-setWorkerUrl(workerUrl);
-
-const PARIS: [number, number] = [2.3522, 48.8566];
 /** Icon size in CSS pixels (drawn at twice that for sharp screens). */
 const ICON = 16;
 
@@ -58,79 +51,18 @@ export default function LiveMapCanvas(props: {
   onOpen: (roundId: number) => void;
 }) {
   const container = useRef<HTMLDivElement>(null);
-  const map = useRef<MapLibreMap | null>(null);
   const framed = useRef(false);
   const onOpen = useRef(props.onOpen);
   onOpen.current = props.onOpen;
-  const [loaded, setLoaded] = useState(false);
-  const style = useQuery({ queryKey: ["map-style"], queryFn: bff.mapStyle });
-
-  const styleUrl = style.data?.style_url;
-  useEffect(() => {
-    if (!container.current || !styleUrl) return;
-    const created = new MapLibreMap({
-      container: container.current,
-      style: new URL(styleUrl, window.location.href).href,
-      center: PARIS,
-      zoom: 11,
-      // No fade-in of moved symbols: with thousands moving every second, a fade is a second of
-      // repaints (measured: most of the page's frame time in software WebGL).
-      fadeDuration: 0,
-    });
-    created.on("load", () => {
-      for (const state of ["late", "no position for 2 min"] as const) {
-        const icon = STATE_ICONS[state];
-        created.addImage(icon.image, iconImage(icon.shape as "triangle" | "square", icon.colour), { pixelRatio: 2 });
-      }
-      created.addSource("vehicles", { type: "geojson", data: { type: "FeatureCollection", features: [] } });
-      // On time, most of the fleet, as circles: the cheapest layer to draw. Late and no position
-      // as shapes of their own (a symbol layer, which costs more per vehicle: the few).
-      created.addLayer({
-        id: "vehicles-on-time",
-        type: "circle",
-        source: "vehicles",
-        filter: ["==", ["get", "icon"], STATE_ICONS["on time"].image],
-        paint: {
-          "circle-radius": ICON / 2 - 2,
-          "circle-color": STATE_ICONS["on time"].colour,
-          "circle-stroke-color": "#fff",
-          "circle-stroke-width": 2,
-        },
-      });
-      created.addLayer({
-        id: "vehicles-flagged",
-        type: "symbol",
-        source: "vehicles",
-        filter: ["!=", ["get", "icon"], STATE_ICONS["on time"].image],
-        layout: {
-          "icon-image": ["get", "icon"],
-          // Every vehicle is drawn, however close: hiding one would hide a late one.
-          "icon-allow-overlap": true,
-          "icon-ignore-placement": true,
-        },
-      });
-      for (const layer of ["vehicles-on-time", "vehicles-flagged"]) {
-        created.on("click", layer, (event) => {
-          const roundId = Number(event.features?.[0]?.properties?.round_id);
-          if (Number.isInteger(roundId)) onOpen.current(roundId);
-        });
-        created.on("mouseenter", layer, () => {
-          created.getCanvas().style.cursor = "pointer";
-        });
-        created.on("mouseleave", layer, () => {
-          created.getCanvas().style.cursor = "";
-        });
-      }
-      setLoaded(true);
-    });
-    map.current = created;
-    return () => {
-      created.remove();
-      map.current = null;
+  const { map, loaded } = useConsoleMap(container, {
+    // No fade-in of moved symbols: with thousands moving every second, a fade is a second of
+    // repaints (measured: most of the page's frame time in software WebGL).
+    fadeDuration: 0,
+    onLoad: (created) => addVehicleLayers(created, onOpen),
+    onRemove: () => {
       framed.current = false;
-      setLoaded(false);
-    };
-  }, [styleUrl]);
+    },
+  });
 
   const { vehicles, stateOf } = props;
   useEffect(() => {
@@ -156,7 +88,7 @@ export default function LiveMapCanvas(props: {
       current.fitBounds(bounds, { padding: 48, maxZoom: 15, duration: 0 });
       framed.current = true;
     }
-  }, [vehicles, stateOf, loaded]);
+  }, [map, vehicles, stateOf, loaded]);
 
   return (
     <div
@@ -167,4 +99,51 @@ export default function LiveMapCanvas(props: {
       data-drawn={loaded ? vehicles.filter((v) => v.position !== null).length : undefined}
     />
   );
+}
+
+/** The vehicles' source and its two layers; a click on a vehicle opens its round. */
+function addVehicleLayers(created: MapLibreMap, onOpen: { current: (roundId: number) => void }) {
+  for (const state of ["late", "no position for 2 min"] as const) {
+    const icon = STATE_ICONS[state];
+    created.addImage(icon.image, iconImage(icon.shape as "triangle" | "square", icon.colour), { pixelRatio: 2 });
+  }
+  created.addSource("vehicles", { type: "geojson", data: { type: "FeatureCollection", features: [] } });
+  // On time, most of the fleet, as circles: the cheapest layer to draw. Late and no position
+  // as shapes of their own (a symbol layer, which costs more per vehicle: the few).
+  created.addLayer({
+    id: "vehicles-on-time",
+    type: "circle",
+    source: "vehicles",
+    filter: ["==", ["get", "icon"], STATE_ICONS["on time"].image],
+    paint: {
+      "circle-radius": ICON / 2 - 2,
+      "circle-color": STATE_ICONS["on time"].colour,
+      "circle-stroke-color": "#fff",
+      "circle-stroke-width": 2,
+    },
+  });
+  created.addLayer({
+    id: "vehicles-flagged",
+    type: "symbol",
+    source: "vehicles",
+    filter: ["!=", ["get", "icon"], STATE_ICONS["on time"].image],
+    layout: {
+      "icon-image": ["get", "icon"],
+      // Every vehicle is drawn, however close: hiding one would hide a late one.
+      "icon-allow-overlap": true,
+      "icon-ignore-placement": true,
+    },
+  });
+  for (const layer of ["vehicles-on-time", "vehicles-flagged"]) {
+    created.on("click", layer, (event) => {
+      const roundId = Number(event.features?.[0]?.properties?.round_id);
+      if (Number.isInteger(roundId)) onOpen.current(roundId);
+    });
+    created.on("mouseenter", layer, () => {
+      created.getCanvas().style.cursor = "pointer";
+    });
+    created.on("mouseleave", layer, () => {
+      created.getCanvas().style.cursor = "";
+    });
+  }
 }
