@@ -14,8 +14,8 @@ const code = await runNodeTests({
     files.length > 0
       ? [{ patterns: files }]
       : [
-          { patterns: ["src/**/*.test.ts", "test/**/*.test.ts"] },
-          { patterns: ["abuse/**/*.test.ts", "soak/**/*.test.ts"], concurrency: 1 },
+          { patterns: ["src/**/*.test.ts", "test/*.test.ts"] },
+          { patterns: ["abuse/**/*.test.ts", "soak/**/*.test.ts", "test/load/*.test.ts"], concurrency: 1 },
         ],
   env: infra.env,
 });

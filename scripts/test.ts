@@ -56,15 +56,19 @@ const code = await runNodeTests({
     {
       patterns: [
         "libs/*/src/**/*.test.ts",
-        "services/*/test/**/*.test.ts",
+        "services/*/test/*.test.ts",
         "tools/*/test/**/*.test.ts",
         "e2e/test/**/*.test.ts",
       ],
     },
-    // The abuse suite measures the bystanders' answer times while an attack runs, and the fleet
-    // soak the system's memory and loss under a tracker fleet: alone, so that the neighbours'
-    // load is not what they measure (and theirs does not slow the neighbours).
-    { patterns: ["e2e/abuse/**/*.test.ts", "e2e/soak/**/*.test.ts"], concurrency: 1 },
+    // The abuse suite measures the bystanders' answer times while an attack runs, the fleet soak
+    // the system's memory and loss under a tracker fleet, and a service's load tests (its
+    // test/load/) what a page or a route costs under load: alone, so that the neighbours' load is
+    // not what they measure (and theirs does not slow the neighbours).
+    {
+      patterns: ["e2e/abuse/**/*.test.ts", "e2e/soak/**/*.test.ts", "services/*/test/load/*.test.ts"],
+      concurrency: 1,
+    },
   ],
   env: infra.env,
   failedChecks,

@@ -75,15 +75,18 @@ describe("abuse: client API rate limits", () => {
 
   test("an authenticated flood: the account gets its quota and 429s with Retry-After; another account is unharmed", async () => {
     const report = await underAttack(stage, async () => {
-      const statuses = await statusesOf(3000, 32, () =>
-        fetch(`${stage.api}/api/v2/deliveries`, { headers: clientHeaders(stage.attacker) }),
-      );
-      // Asked at once, while the account's budget is still spent (the bystanders are watched a
-      // little longer, and the budget refills meanwhile).
-      const refused = await fetch(`${stage.api}/api/v2/deliveries`, { headers: clientHeaders(stage.attacker) });
-      return { statuses, refused, refusedBody: (await refused.json()) as object };
+      // The flood's own last refusal is the one checked: a request sent after it could find the
+      // budget refilled (a unit every 50 ms), the more so as the attacker runs at the lowest priority.
+      let refusal: { headers: Headers; body: object } | undefined;
+      const answers = await flood({ senders: 32, total: 3000 }, async () => {
+        const response = await fetch(`${stage.api}/api/v2/deliveries`, { headers: clientHeaders(stage.attacker) });
+        if (response.status === 429) refusal = { headers: response.headers, body: (await response.json()) as object };
+        else await response.arrayBuffer();
+        return response.status;
+      });
+      return { statuses: countStatuses(answers), refusal };
     });
-    const { statuses, refused, refusedBody } = report.result;
+    const { statuses, refusal } = report.result;
     const admitted = statuses.get(200) ?? 0;
     console.log(
       `authenticated flood: ${JSON.stringify(Object.fromEntries(statuses))} in ${Math.round(report.ms)} ms; ` +
@@ -95,10 +98,10 @@ describe("abuse: client API rate limits", () => {
     assert.equal(admitted + (statuses.get(429) ?? 0), 3000, "every other request is a 429");
     assertBystandersUnharmed(report);
 
-    assert.equal(refused.status, 429);
-    assert.ok(Number(refused.headers.get("retry-after")) >= 1);
-    assert.equal(refused.headers.get("ratelimit-policy"), `"account";q=${QUOTA};w=${WINDOW_SECONDS}`);
-    assert.match(refused.headers.get("ratelimit") ?? "", /^"account";r=0;t=\d+$/);
-    assert.deepEqual(Object.keys(refusedBody), ["errors"]);
+    assert.ok(refusal, "the flood was refused");
+    assert.ok(Number(refusal.headers.get("retry-after")) >= 1);
+    assert.equal(refusal.headers.get("ratelimit-policy"), `"account";q=${QUOTA};w=${WINDOW_SECONDS}`);
+    assert.match(refusal.headers.get("ratelimit") ?? "", /^"account";r=0;t=\d+$/);
+    assert.deepEqual(Object.keys(refusal.body), ["errors"]);
   });
 });

@@ -105,11 +105,13 @@ test("one trace id runs from the create request through NATS to the webhook POST
   assert.equal(version, "00");
   assert.equal(receivedTrace, traceId, "the receiver got the create's trace id in traceparent");
 
-  // Spans are exported in batches (every 2 s): wait for the last one of the chain.
+  // Spans are exported in batches (every 2 s), each process on its own: wait for each process's
+  // last span of the chain (pricing's batch can come after webhook-dispatcher's on a busy machine).
   const find = (service: string, name: string) =>
     spansOf(traceId).find((s) => s.service === service && s.name === name);
   await waitFor(async () => find("webhook-dispatcher", "webhook POST") !== undefined, 15_000);
   await waitFor(async () => find("delivery-api", "POST /api/v2/deliveries") !== undefined, 10_000);
+  await waitFor(async () => find("pricing", "pricing quote") !== undefined, 10_000);
 
   const spans = spansOf(traceId);
   const create = find("delivery-api", "POST /api/v2/deliveries");
