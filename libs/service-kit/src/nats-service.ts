@@ -63,14 +63,16 @@ export async function startJsonService(options: JsonServiceOptions): Promise<Jso
   return {
     service,
     endpoint<T>(name: string, subject: string, handle: (request: T) => unknown, schema?: TSchema) {
+      // Without a schema the handler takes the message as it is (pricing's quotes check their own).
       const validate = schema ? compileValidator<T>(schema) : null;
-      const checked = (message: unknown): T => {
-        if (!validate) return message as T;
-        const result = validate(message);
-        if (!result.ok) throw new HttpError(422, validationMessages(result.errors));
-        return result.value;
-      };
-      const answer = answerRequest(logger, options.unavailable, name, (message) => handle(checked(message)));
+      const run = validate
+        ? (message: unknown) => {
+            const result = validate(message);
+            if (!result.ok) throw new HttpError(422, validationMessages(result.errors));
+            return handle(result.value);
+          }
+        : (handle as (message: unknown) => unknown);
+      const answer = answerRequest(logger, options.unavailable, name, run);
       service.addEndpoint(name, {
         subject,
         handler: (error, msg) => {
