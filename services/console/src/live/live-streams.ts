@@ -25,6 +25,7 @@ import { HttpError } from "@dos/service-kit";
 import type { Logger } from "pino";
 import type { LiveFleetPage } from "../delivery-api/ops-client.ts";
 import type { StaffSessionUser } from "../sessions/sessions.service.ts";
+import type { LiveVehicleView } from "../shared/page-shapes.ts";
 import type { LivePosition, LivePositions } from "./live-positions.ts";
 
 /** delivery-api's rule, also applied between two snapshots by the page: no position for 2 minutes. */
@@ -64,17 +65,6 @@ interface Stream {
   lastWriteAt: number;
   nextRefreshAt: number;
   refreshing: boolean;
-}
-
-/** A vehicle as the page gets it: what the table and the map show, its state worked out by the page. */
-interface LiveVehicleView {
-  vehicle_id: number;
-  external_id: string;
-  label: string | null;
-  round_id: number;
-  messenger: string;
-  late: boolean;
-  position: { latitude: number; longitude: number; recorded_ms: number } | null;
 }
 
 type LiveVehicle = LiveFleetPage["vehicles"][number];

@@ -6,7 +6,7 @@
 import { type ReactNode, useId } from "react";
 
 /** The messages naming this field (`dropoff.place.postal_code is not in a delivered zone`). */
-export const messagesFor = (errors: string[], path: string) => errors.filter((e) => e.startsWith(`${path} `));
+const messagesFor = (errors: string[], path: string) => errors.filter((e) => e.startsWith(`${path} `));
 
 export function Field(props: {
   label: string;

@@ -19,7 +19,7 @@ export function Frame() {
   return staffPage && staff.data?.signed_in ? <StaffFrame /> : <Layout />;
 }
 
-export function Layout() {
+function Layout() {
   const session = useQuery(sessionQuery);
   const queryClient = useQueryClient();
   const navigate = useNavigate();

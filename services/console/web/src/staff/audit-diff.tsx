@@ -32,7 +32,7 @@ interface Row {
 }
 
 /** Every field of either side, in the order the values list them, with what became of it. */
-export function diffRows(before: unknown, after: unknown): Row[] {
+function diffRows(before: unknown, after: unknown): Row[] {
   const old = before === null || before === undefined ? new Map<string, Leaf>() : flatten(before, "", new Map());
   const now = after === null || after === undefined ? new Map<string, Leaf>() : flatten(after, "", new Map());
   const rows: Row[] = [];

@@ -10,6 +10,7 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from "@simplewebauthn/browser";
+import type { SystemView } from "../../../src/shared/page-shapes.ts";
 import { call } from "../bff.ts";
 
 export type StaffRole = "admin" | "dispatcher" | "read_only";
@@ -25,41 +26,6 @@ export type SecondFactor = "passkey" | "totp";
 export interface PendingSignIn {
   factors: SecondFactor[];
   expires_at: string;
-}
-
-/** A replica of a service as the System page shows it (GET /api/staff/system). */
-export interface ReplicaView {
-  address: string;
-  state: "ready" | "not_ready" | "not_answering";
-  problems: string[];
-}
-
-/** The services' reading the console's backend took from their /readyz and /metrics. */
-export interface SystemView {
-  sampled_at: string;
-  sample_seconds: number;
-  timeout_ms: number;
-  services: Array<{
-    name: string;
-    state: "ready" | "degraded" | "not_ready" | "not_answering";
-    replicas: ReplicaView[];
-    problems: string[];
-  }>;
-  webhooks: {
-    replicas_read: number;
-    backlog: number | null;
-    oldest_pending_age_seconds: number | null;
-    events_not_taken_in: number | null;
-    dead_lettered_since_start: number | null;
-    dead_lettered_by_reason: Record<string, number>;
-  };
-  positions: {
-    replicas_read: number;
-    replicas_measured: number;
-    per_second: number | null;
-    window_seconds: number | null;
-    stored_since_start: number | null;
-  };
 }
 
 export const staffBff = {

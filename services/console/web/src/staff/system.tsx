@@ -6,8 +6,9 @@
  * console itself cannot be reached.
  */
 import { useQuery } from "@tanstack/react-query";
+import type { SystemView } from "../../../src/shared/page-shapes.ts";
 import { Errors } from "../pages/form-parts.tsx";
-import { type SystemView, staffBff } from "./staff-bff.ts";
+import { staffBff } from "./staff-bff.ts";
 import "./staff-admin.css";
 
 /** How often the page reads again; the backend serves one reading per interval to every page. */

@@ -17,12 +17,12 @@ export type Account = components["schemas"]["Account"];
 export const accountKey = (accountId: string) => ["staff", "account", accountId];
 
 /** The path parameter of the account pages, as the operator API's client takes it. */
-export function useAccountId(): string {
+function useAccountId(): string {
   const { accountId } = useParams({ strict: false }) as { accountId?: string };
   return accountId ?? "";
 }
 
-export function useAccount(accountId: string) {
+function useAccount(accountId: string) {
   return useQuery({
     queryKey: [...accountKey(accountId), "general"],
     queryFn: async (): Promise<Account | null> => {

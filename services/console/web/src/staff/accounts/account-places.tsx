@@ -87,7 +87,7 @@ function PlaceFields({ place, errors }: { place: SavedPlace | null; errors: stri
 }
 
 /** "Entrepôt, 12 Rue de la Paix, 75002 Paris". */
-export const placeLine = (place: SavedPlace) =>
+const placeLine = (place: SavedPlace) =>
   [place.label, place.address, `${place.postal_code} ${place.city}`].filter(Boolean).join(", ");
 
 export function AccountPlacesPage() {

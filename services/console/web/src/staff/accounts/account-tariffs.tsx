@@ -23,12 +23,12 @@ type PreviewBody = BodyOf<"/ops/v1/accounts/{accountId}/tariffs/preview", "post"
 const DIRECTIONS = { outbound: "Outbound", inbound: "Inbound", other: "Pickup and dropoff" } as const;
 
 /** Euros typed (12.5) as the cents the API takes (1250); blank stays blank. */
-export function centsOf(form: FormData, name: string): number | undefined {
+function centsOf(form: FormData, name: string): number | undefined {
   const value = numberOf(form, name);
   return value === undefined ? undefined : Math.round(value * 100);
 }
 /** Cents as euros for a field's starting value (1250 → "12.50"). */
-export const eurosField = (cents: number | undefined) => (cents === undefined ? "" : (cents / 100).toFixed(2));
+const eurosField = (cents: number | undefined) => (cents === undefined ? "" : (cents / 100).toFixed(2));
 
 /** The version in force now: the latest start at or before now (the same reading as pricing's). */
 function inForce(tariffs: Tariff[]): number | null {

@@ -49,8 +49,8 @@ export const taskName = (task: { delivery_id: number; kind: RoundTask["kind"] })
   `Delivery #${task.delivery_id}, ${KINDS[task.kind]}`;
 
 /** The proof images delivery-api takes, and its upload limit (PROOF_IMAGE_MAX_BYTES, which the console forwards). */
-export const PROOF_TYPES = ["image/jpeg", "image/png"];
-export const PROOF_MAX_BYTES = 5 * 1024 * 1024;
+const PROOF_TYPES = ["image/jpeg", "image/png"];
+const PROOF_MAX_BYTES = 5 * 1024 * 1024;
 
 /**
  * Uploads a proof picture of a task as its bytes (the operator API takes the image itself, not

@@ -7,6 +7,7 @@
  */
 import { useQueryClient } from "@tanstack/react-query";
 import { useEffect, useState } from "react";
+import type { LivePositionsEvent, LiveSnapshotEvent } from "../../../../src/shared/page-shapes.ts";
 
 /** A vehicle's state as the page says it, in words (its colour and shape on the map follow it). */
 export type LiveState = "on time" | "late" | "no position for 2 min";
@@ -46,25 +47,6 @@ export interface LiveFleetView {
   connection: LiveConnection;
   /** When the last event arrived (browser clock), 0 before the first. */
   updatedAt: number;
-}
-
-interface SnapshotEvent {
-  now: number;
-  no_position_after_ms: number;
-  vehicles: Array<{
-    vehicle_id: number;
-    external_id: string;
-    label: string | null;
-    round_id: number;
-    messenger: string;
-    late: boolean;
-    position: { latitude: number; longitude: number; recorded_ms: number } | null;
-  }>;
-}
-
-interface PositionsEvent {
-  now: number;
-  positions: Array<[number, number, number, number]>;
 }
 
 /** The state of a vehicle at a time (the console's clock): no recent position wins over late. */
@@ -160,7 +142,7 @@ export function useLiveFleet(): LiveFleetView {
     const onEvent = (name: string, data: string) => {
       received = true;
       if (name === "snapshot") {
-        const snapshot = JSON.parse(data) as SnapshotEvent;
+        const snapshot = JSON.parse(data) as LiveSnapshotEvent;
         const next = new Map<number, LiveVehicle>();
         for (const v of snapshot.vehicles) {
           const known = byId.get(v.vehicle_id)?.position;
@@ -190,7 +172,7 @@ export function useLiveFleet(): LiveFleetView {
           updatedAt: Date.now(),
         });
       } else if (name === "positions") {
-        const batch = JSON.parse(data) as PositionsEvent;
+        const batch = JSON.parse(data) as LivePositionsEvent;
         for (const [id, latitude, longitude, recordedMs] of batch.positions) {
           const vehicle = byId.get(id);
           if (!vehicle || (vehicle.position && vehicle.position.recordedMs > recordedMs)) continue;
