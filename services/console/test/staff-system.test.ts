@@ -14,6 +14,7 @@ import { call, clientHeaders, outboundDelivery, type SeededAccount, seedAccounts
 import { GEO_OPS_TOKEN, operator } from "../../../e2e/src/operator.ts";
 import { killService, restartService } from "../../../e2e/src/system.ts";
 import { registerReceiver, startWebhookReceiver, type WebhookReceiver } from "../../../e2e/src/webhook-receiver.ts";
+import type { SystemView } from "../src/shared/page-shapes.ts";
 import { type ConsoleBed, startConsoleBed } from "./console-harness.ts";
 import { Browser } from "./http-browser.ts";
 import { signedInShopUser, signedInStaff } from "./staff-session.ts";
@@ -41,29 +42,6 @@ after(async () => {
   for (const receiver of receivers) await receiver.stop();
   await bed?.close();
 });
-
-interface SystemView {
-  sampled_at: string;
-  services: Array<{
-    name: string;
-    state: string;
-    replicas: Array<{ address: string; state: string; problems: string[] }>;
-    problems: string[];
-  }>;
-  webhooks: {
-    replicas_read: number;
-    backlog: number | null;
-    dead_lettered_since_start: number | null;
-    dead_lettered_by_reason: Record<string, number>;
-  };
-  positions: {
-    replicas_read: number;
-    replicas_measured: number;
-    per_second: number | null;
-    window_seconds: number | null;
-    stored_since_start: number | null;
-  };
-}
 
 async function reading(browser: Browser): Promise<SystemView> {
   const answer = await browser.call("GET", "/api/staff/system");
