@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { after, before, test } from "node:test";
+import { waitFor } from "@dos/service-kit/testing";
 import { launchChromium } from "@dos/service-kit/testing-browser";
 import type { Browser, Locator, Page } from "playwright-core";
 import { GEO_OPS_TOKEN, operator } from "../../../e2e/src/operator.ts";
@@ -40,14 +41,8 @@ const PROOF_PNG = Buffer.from(
 /** A datetime-local input's value for a moment `hours` from now, in the browser's (UTC) zone. */
 const localInput = (hours: number) => new Date(Date.now() + hours * 3600_000).toISOString().slice(0, 16);
 
-/** Waits until `check` holds, polling; the deadline is for a loaded machine. */
-async function until(check: () => Promise<boolean>, what: string, ms = 20_000) {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+/** How long a page may take to show a change, on a loaded machine. */
+const SHOWN_MS = 20_000;
 
 const staffLink = (page: Page, name: string) =>
   page.getByRole("navigation", { name: "Staff" }).getByRole("link", { name, exact: true });
@@ -186,18 +181,18 @@ test("a dispatcher's day: a shop set up, its delivery on a round, followed on th
   await page.goto(`${bed.pageUrl}/staff/dispatch?date=${serviceDay}`);
   const toAssign = sectionOf(page, "To assign");
   const tasks = toAssign.getByRole("checkbox", { name: new RegExp(`Delivery #${deliveryId}\\b`) });
-  await until(async () => (await tasks.count()) > 0, "the delivery's tasks on the board");
+  await waitFor(async () => (await tasks.count()) > 0, SHOWN_MS, "the delivery's tasks on the board");
   const newRound = page.locator("form", { has: page.getByRole("heading", { name: "New round" }) });
   await newRound.getByLabel("Messenger").selectOption({ label: messenger.body.name });
   await selectByText(newRound.getByLabel("Vehicle"), vehicle.externalId);
   await newRound.getByRole("button", { name: "Create round" }).click();
   const roundLink = sectionOf(page, "Rounds").getByRole("link", { name: /^Round #\d+$/ });
-  await until(async () => (await roundLink.count()) === 1, "the new round on the board");
+  await waitFor(async () => (await roundLink.count()) === 1, SHOWN_MS, "the new round on the board");
   const roundId = Number((await roundLink.textContent())?.replace(/\D/g, ""));
   for (const checkbox of await tasks.all()) await checkbox.check();
   await selectByText(page.getByLabel("Round", { exact: true }), `Round #${roundId}`);
   await page.getByRole("button", { name: "Assign selected" }).click();
-  await until(async () => (await tasks.count()) === 0, "the assigned tasks leave the list to assign");
+  await waitFor(async () => (await tasks.count()) === 0, SHOWN_MS, "the assigned tasks leave the list to assign");
   await checkPage(page, "dispatch board (dispatcher's day)");
   await screenshot(page, "dispatcher-day-board");
 
@@ -219,7 +214,7 @@ test("a dispatcher's day: a shop set up, its delivery on a round, followed on th
   await new Promise((resolve) => setTimeout(resolve, 1100));
   const posted = performance.now();
   assert.equal(await geo.position(vehicle, 48.8702, 2.3456, new Date()), 200);
-  await until(async () => (await marker.getAttribute("data-lat")) === "48.8702", "the marker moves", 5000);
+  await waitFor(async () => (await marker.getAttribute("data-lat")) === "48.8702", 5000, "the marker moves");
   const movedMs = performance.now() - posted;
   console.log(`live map: the marker moved ${movedMs.toFixed(0)} ms after the position was posted`);
   assert.ok(movedMs <= 2000, `the marker moved after ${movedMs.toFixed(0)} ms (at most 2 s)`);
@@ -233,7 +228,11 @@ test("a dispatcher's day: a shop set up, its delivery on a round, followed on th
   const pickup = taskItem(page, deliveryId, /pick/i);
   await pickup.getByRole("button", { name: /^Start task/ }).click();
   await pickup.getByRole("button", { name: /^Complete task/ }).click();
-  await until(async () => /completed|done/i.test((await pickup.textContent()) ?? ""), "the pickup completed");
+  await waitFor(
+    async () => /completed|done/i.test((await pickup.textContent()) ?? ""),
+    SHOWN_MS,
+    "the pickup completed",
+  );
   const dropoff = taskItem(page, deliveryId, /drop/i);
   await dropoff.getByRole("button", { name: /^Start task/ }).click();
   await dropoff.getByLabel("Proof photo").setInputFiles({
@@ -245,8 +244,9 @@ test("a dispatcher's day: a shop set up, its delivery on a round, followed on th
   const proof = dropoff.getByRole("img");
   await proof.waitFor();
   assert.ok((await proof.getAttribute("alt"))?.length, "the proof photo has a text alternative");
-  await until(
+  await waitFor(
     async () => (await proof.evaluate((img) => (img as { naturalWidth: number }).naturalWidth)) === 8,
+    SHOWN_MS,
     "the photo",
   );
   await checkPage(page, "round (dispatcher's day)");
@@ -278,10 +278,14 @@ test("a dispatcher's day: a shop set up, its delivery on a round, followed on th
     /POST \/ops\/v1\/tasks\/\{id\}\/pictures201/,
     /POST \/ops\/v1\/tasks\/\{id\}\/complete200/,
   ];
-  await until(async () => {
-    const texts = await entries.allTextContents();
-    return expected.every((action) => texts.some((text) => action.test(text)));
-  }, "every action of the dispatcher in the audit log");
+  await waitFor(
+    async () => {
+      const texts = await entries.allTextContents();
+      return expected.every((action) => texts.some((text) => action.test(text)));
+    },
+    SHOWN_MS,
+    "every action of the dispatcher in the audit log",
+  );
   const texts = await entries.allTextContents();
   assert.ok(
     texts.every((text) => text.includes(dispatcher.name)),
