@@ -68,6 +68,8 @@ const api = await startTestApi({
   LOG_LEVEL: "silent",
   API_PRICING_TIMEOUT_MS: "2000",
   API_RATE_LIMIT_ENABLED: String(rateLimited),
+  // How long quotes gather (the service's default unless set): 0 measures the system without.
+  ...(process.env.API_PRICING_GATHER_MS ? { API_PRICING_GATHER_MS: process.env.API_PRICING_GATHER_MS } : {}),
 });
 const namespace = api.config.NATS_NAMESPACE;
 const pricing = await startPricing(namespace);

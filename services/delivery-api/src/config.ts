@@ -41,6 +41,13 @@ export const configSchema = Type.Object({
     minimum: 50,
     description: "How long a quote may take before create answers 503.",
   }),
+  API_PRICING_GATHER_MS: Type.Integer({
+    default: 30,
+    minimum: 0,
+    maximum: 200,
+    description:
+      "How long a quote waits for others to leave with it, when quotes come less than this far apart (0: never waits). Creates priced together are committed together: fewer wake-ups per create at a steady rate.",
+  }),
   API_AUTH_CACHE_MS: Type.Integer({
     default: 5000,
     minimum: 0,

@@ -13,6 +13,7 @@ import { createPricingClient, type PricingClient } from "../src/pricing/pricing.
 import { createTariffReplica } from "../src/pricing/tariff-replica.ts";
 
 const TIMEOUT_MS = 300;
+const GATHER_MS = 30;
 let nats: NatsHandle;
 let responderConnection: NatsHandle;
 let client: PricingClient;
@@ -31,6 +32,7 @@ before(async () => {
     nc: nats.nc,
     namespace,
     timeoutMs: TIMEOUT_MS,
+    gatherMs: GATHER_MS,
     logger: recorder as unknown as Logger,
     // NATS stays up here, so the replica is never asked (tariff-replica.test.ts covers it).
     replica: createTariffReplica({ nc: nats.nc, namespace, logger }),
@@ -101,6 +103,34 @@ test("a valid reply is the price, and the request went out as given", async () =
     async (asked) => {
       assert.deepEqual(await client.quote(request), priced);
       assert.deepEqual(asked, [request]);
+    },
+  );
+});
+
+test("quotes asked close together leave together, each answered with its own price", async () => {
+  const arrivals: number[] = [];
+  await withResponder(
+    (msg) => {
+      arrivals.push(performance.now());
+      const { account_id } = msg.json<QuoteRequest>();
+      const cents = account_id * 100;
+      const lines = [{ code: "base", label: "Base price", amount_cents: cents }];
+      msg.respond(JSON.stringify({ price_cents: cents, tariff_id: account_id, lines }));
+    },
+    async () => {
+      // The first goes at once (nothing went before it for a while)...
+      assert.equal((await client.quote(request)).price_cents, 300);
+      arrivals.length = 0;
+      // ...and three asked 5 ms apart right after it wait for each other and arrive together.
+      const quotes: Array<Promise<QuoteReply>> = [];
+      for (const accountId of [11, 12, 13]) {
+        quotes.push(client.quote({ ...request, account_id: accountId }));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      const prices = (await Promise.all(quotes)).map((reply) => reply.price_cents);
+      assert.deepEqual(prices, [1100, 1200, 1300]);
+      const spread = Math.max(...arrivals) - Math.min(...arrivals);
+      assert.ok(spread < 5, `asked over 10 ms, they reached pricing within ${spread.toFixed(2)} ms`);
     },
   );
 });

@@ -65,7 +65,7 @@ before(async () => {
   replica = createTariffReplica({ nc: proxied.nc, namespace, logger });
   replica.start();
   metrics = createMetrics("delivery-api");
-  client = createPricingClient({ nc: proxied.nc, namespace, timeoutMs: 2000, logger, replica, metrics });
+  client = createPricingClient({ nc: proxied.nc, namespace, timeoutMs: 2000, gatherMs: 0, logger, replica, metrics });
 });
 
 after(async () => {
@@ -157,6 +157,7 @@ test("with NATS down, a replica never loaded is a 503 with Retry-After", async (
     nc: proxied.nc,
     namespace,
     timeoutMs: 2000,
+    gatherMs: 0,
     logger,
     replica: empty,
     metrics: createMetrics("delivery-api"),

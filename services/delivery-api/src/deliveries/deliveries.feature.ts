@@ -48,6 +48,7 @@ export function createDeliveriesFeature({
     nc: nats.nc,
     namespace: config.NATS_NAMESPACE,
     timeoutMs: config.API_PRICING_TIMEOUT_MS,
+    gatherMs: config.API_PRICING_GATHER_MS,
     logger,
     replica: tariffReplica,
     metrics,

@@ -23,6 +23,7 @@ import {
 } from "@dos/contracts";
 import {
   type AppMetrics,
+  createGathering,
   type HttpError,
   type Logger,
   natsTraceHeaders,
@@ -36,6 +37,8 @@ import type { TariffReplica } from "./tariff-replica.ts";
 
 /** Seconds a client is told to wait before retrying a request that pricing could not answer. */
 const PRICING_RETRY_AFTER_SECONDS = 5;
+/** Quotes that leave at once without waiting longer: in a burst, a group fills in a few ms. */
+const GATHER_ENOUGH = 8;
 
 export interface PricingClient {
   /** The price of a delivery; throws a 503 HttpError when pricing cannot give a valid one. */
@@ -51,8 +54,12 @@ export function createPricingClient(options: {
   logger: Logger;
   replica: TariffReplica;
   metrics: AppMetrics;
+  /** How long a quote waits for others to leave with it (API_PRICING_GATHER_MS). */
+  gatherMs: number;
 }): PricingClient {
   const { logger, replica } = options;
+  // Quotes leave together, and the creates they price then reach the group commit together.
+  const gathering = createGathering({ withinMs: options.gatherMs, enough: GATHER_ENOUGH });
   const subject = natsNames(options.namespace).services.pricing.quoteSubject;
   const connection = watchConnection(options.nc);
   const fromReplicaTotal = options.metrics.counter(
@@ -89,6 +96,7 @@ export function createPricingClient(options: {
 
   return {
     async quote(request) {
+      await gathering.join();
       if (!connection.connected()) return quoteFromReplica(request);
       const drops = connection.drops();
       let answer: PricingAnswer;

@@ -38,16 +38,17 @@ import { createPartitionConsumer, type PartitionConsumer } from "./partition-con
 const MAX_BATCH = 500;
 /**
  * How long a batch that could take more events waits for them before it is routed: a routing
- * costs a round trip and a statement whatever the batch's size, and events of a burst arrive a
- * few at a time. Each webhook waits this much more, once.
+ * costs a round trip and a statement whatever the batch's size, and events published together
+ * (delivery-api publishes a group commit's first events in one write) still arrive one message
+ * at a time, within a few milliseconds. Each webhook waits this much more, once.
  */
-const ROUTE_LINGER_MS = 2;
+const ROUTE_LINGER_MS = 5;
 /**
- * ...but only within a burst: an event arriving after this long without a routing goes at once.
- * A steady trickle (one publish every few milliseconds) gains nothing by waiting, and each wait
- * is a timer and a wake-up more per event.
+ * ...but only when company is likely: an event arriving after this long without a routing goes
+ * at once (a trickle of lone events gains nothing by waiting). At a steady rate events come in
+ * such groups every few tens of milliseconds, and each group is then one routing, not several.
  */
-const ROUTE_QUIET_MS = 5;
+const ROUTE_QUIET_MS = 50;
 const ROUTE_RETRY_MS = 1000;
 
 export interface Intake {
