@@ -96,9 +96,10 @@ export const configSchema = Type.Object({
       "How often tokens created since are read, so that their holders skip the failed-authentication budgets before first use.",
   }),
   API_OUTBOX_POLL_MS: Type.Integer({
-    default: 200,
+    default: 1000,
     minimum: 10,
-    description: "Outbox relay poll interval when no change is signalled.",
+    description:
+      "How often the outbox relays look for work when no NOTIFY woke them (a lost LISTEN connection, a first event whose publisher died).",
   }),
   API_OUTBOX_RETENTION_HOURS: Type.Integer({
     default: 168,

@@ -88,9 +88,13 @@ export interface OutboxRelay {
   publishCommitted(rows: OutboxRow[]): void;
 }
 
-/** Defaults: an unmarked first event is taken over after 2 s; marks gather for 50 ms. */
+/**
+ * Defaults: an unmarked first event is taken over after 2 s; marks gather for 500 ms (at a steady
+ * rate one UPDATE every half second, not one per group: a crash costs only re-publishes of that
+ * half second, which the stream's duplicate window drops).
+ */
 const FIRST_EVENT_GRACE_MS = 2000;
-const MARK_LINGER_MS = 50;
+const MARK_LINGER_MS = 500;
 
 export function createOutboxRelay(options: OutboxRelayOptions): OutboxRelay {
   const { db, logger } = options;
