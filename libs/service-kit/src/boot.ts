@@ -48,6 +48,8 @@ export interface BootOptions<C extends BootConfig> {
   /** The schema the service owns in PostgreSQL. */
   schema: string;
   config: C;
+  /** Background JetStream publishing on a NATS connection of its own (NatsHandle.publisher). */
+  separatePublisher?: boolean;
   build(deps: ServiceDeps<C>): Promise<BuiltService>;
 }
 
@@ -85,6 +87,7 @@ async function boot<C extends BootConfig>(options: BootOptions<C>, logger: Logge
     ...natsCredentials(config),
     // Replies to this service arrive under its own prefix, which only its NATS user may read.
     inboxPrefix: inboxPrefix(options.service, config.NATS_NAMESPACE),
+    separatePublisher: options.separatePublisher,
   }).catch((error: Error) => {
     throw new Error(`cannot reach NATS (NATS_URL): ${error.message}`);
   });

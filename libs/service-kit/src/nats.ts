@@ -107,17 +107,55 @@ function readVariableFile(variable: string, file: string): string {
 
 export interface NatsHandle {
   nc: NatsConnection;
-  /** Throws when the server does not answer a round trip. */
+  /**
+   * The connection background JetStream publishing goes through (outbox relays): a connection
+   * of its own when asked for (`separatePublisher`), else `nc`. The server reads a client's
+   * messages in order, one connection at a time: while a stream is slow to store, the
+   * publishes ahead hold back everything the client sent after them on that connection, the
+   * requests a caller waits on (a quote) included.
+   */
+  publisher: NatsConnection;
+  /** Throws when the server does not answer a round trip (on either connection). */
   check(): Promise<void>;
   drain(): Promise<void>;
+}
+
+export interface ConnectNatsOptions extends NatsConnectOptions {
+  /** Opens a second connection for background publishing (NatsHandle.publisher). */
+  separatePublisher?: boolean;
 }
 
 export async function connectNats(
   url: string,
   name: string,
   logger: Logger,
-  options: NatsConnectOptions = {},
+  options: ConnectNatsOptions = {},
 ): Promise<NatsHandle> {
+  const { separatePublisher, ...connectOptions } = options;
+  const main = await openConnection(url, name, logger, connectOptions);
+  const publisher = separatePublisher
+    ? await openConnection(url, `${name}-publisher`, logger.child({ connection: "publisher" }), connectOptions)
+    : main;
+  const connections = publisher === main ? [main] : [main, publisher];
+  return {
+    nc: main.nc,
+    publisher: publisher.nc,
+    async check() {
+      await Promise.all(connections.map((connection) => connection.check()));
+    },
+    async drain() {
+      // The publisher last: what the main connection's subscribers still hand over may publish.
+      for (const connection of connections) await connection.drain();
+    },
+  };
+}
+
+async function openConnection(
+  url: string,
+  name: string,
+  logger: Logger,
+  options: NatsConnectOptions,
+): Promise<Omit<NatsHandle, "publisher">> {
   const nc = await connect({
     ...options,
     servers: url.split(",").map((s) => s.trim()),

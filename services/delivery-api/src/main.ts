@@ -6,4 +6,12 @@ import { buildApp } from "./app.ts";
 import { CONFIG_PREFIX, configSchema } from "./config.ts";
 
 const config = exitOnConfigError(() => loadConfig(configSchema, { prefix: CONFIG_PREFIX }));
-await bootService({ service: SERVICE_NAMES.deliveryApi, schema: SCHEMA, config, build: buildApp });
+// The outbox relays publish on a connection of their own, so that a stream slow to store never
+// holds back the quotes a create waits on (libs/service-kit nats.ts, NatsHandle.publisher).
+await bootService({
+  service: SERVICE_NAMES.deliveryApi,
+  schema: SCHEMA,
+  config,
+  separatePublisher: true,
+  build: buildApp,
+});

@@ -64,7 +64,7 @@ export async function startTestApi(
     poolSize: config.DATABASE_POOL_SIZE,
   });
   await migrate(database.db, { schema: SCHEMA, migrations });
-  const nats = await connectNats(config.NATS_URL, "delivery-api-test", logger);
+  const nats = await connectNats(config.NATS_URL, "delivery-api-test", logger, { separatePublisher: true });
   await ensureTopology(nats.nc, { namespace: config.NATS_NAMESPACE });
   const built = await buildApp({ config, logger, lifecycle, database, nats });
   await built.app.ready();
@@ -98,7 +98,7 @@ export async function startReplica(api: TestApi): Promise<Pick<TestApi, "app" | 
     applicationName: "delivery-api-replica",
     poolSize: config.DATABASE_POOL_SIZE,
   });
-  const nats = await connectNats(config.NATS_URL, "delivery-api-replica", logger);
+  const nats = await connectNats(config.NATS_URL, "delivery-api-replica", logger, { separatePublisher: true });
   const built = await buildApp({ config, logger, lifecycle: createLifecycle(logger), database, nats });
   await built.app.ready();
   await built.start?.();

@@ -56,7 +56,7 @@ export function createDeliveriesFeature({
   const relay = createOutboxRelay({
     db,
     pool: database.pool,
-    nc: nats.nc,
+    nc: nats.publisher,
     logger: logger.child({ component: "outbox-relay" }),
     pollMs: config.API_OUTBOX_POLL_MS,
   });

@@ -54,7 +54,7 @@ export function createDispatchFeature(deps: DispatchFeatureDeps) {
   const fleet = createFleetRelay({
     db,
     pool: deps.database.pool,
-    nc: deps.nats.nc,
+    nc: deps.nats.publisher,
     namespace: config.NATS_NAMESPACE,
     logger: logger.child({ component: "fleet-relay" }),
     pollMs: config.API_OUTBOX_POLL_MS,
