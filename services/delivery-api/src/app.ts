@@ -32,6 +32,13 @@ import { createStaffFeature } from "./staff/staff.feature.ts";
 import { v1RetiredRoutes } from "./versions/v1-retired.routes.ts";
 import { webhooksRoutes } from "./webhooks/webhooks.routes.ts";
 
+/**
+ * How delivery-api connects to NATS (main.ts boots with it, tests connect with it): the outbox
+ * relays publish on a connection of their own, so that a stream slow to store never holds back
+ * the quotes a create waits on (libs/service-kit nats.ts, NatsHandle.publisher).
+ */
+export const NATS_CONNECTION = { separatePublisher: true } as const;
+
 const OPS_PREFIX = "/ops/v1";
 
 export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService> {

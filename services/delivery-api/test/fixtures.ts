@@ -10,7 +10,7 @@ import { createTestDatabase, randomNamespace, testInfra } from "@dos/service-kit
 import type { FastifyInstance } from "fastify";
 import type { Kysely } from "kysely";
 import { migrations, SCHEMA } from "../migrations/index.ts";
-import { buildApp } from "../src/app.ts";
+import { buildApp, NATS_CONNECTION } from "../src/app.ts";
 import { hashToken } from "../src/auth/client-auth.ts";
 import { CONFIG_PREFIX, type Config, configSchema } from "../src/config.ts";
 import type { DB } from "../src/db/database.ts";
@@ -64,7 +64,7 @@ export async function startTestApi(
     poolSize: config.DATABASE_POOL_SIZE,
   });
   await migrate(database.db, { schema: SCHEMA, migrations });
-  const nats = await connectNats(config.NATS_URL, "delivery-api-test", logger, { separatePublisher: true });
+  const nats = await connectNats(config.NATS_URL, "delivery-api-test", logger, NATS_CONNECTION);
   await ensureTopology(nats.nc, { namespace: config.NATS_NAMESPACE });
   const built = await buildApp({ config, logger, lifecycle, database, nats });
   await built.app.ready();
@@ -98,7 +98,7 @@ export async function startReplica(api: TestApi): Promise<Pick<TestApi, "app" | 
     applicationName: "delivery-api-replica",
     poolSize: config.DATABASE_POOL_SIZE,
   });
-  const nats = await connectNats(config.NATS_URL, "delivery-api-replica", logger, { separatePublisher: true });
+  const nats = await connectNats(config.NATS_URL, "delivery-api-replica", logger, NATS_CONNECTION);
   const built = await buildApp({ config, logger, lifecycle: createLifecycle(logger), database, nats });
   await built.app.ready();
   await built.start?.();
