@@ -44,7 +44,9 @@ export function ensurePodman(): boolean {
   if (missing.length > 0 && process.getuid?.() === 0 && onPath("apt-get")) {
     const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
     execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
-    execFileSync("apt-get", ["install", "-y", "-qq", ...missing.flatMap((tool) => tool.packages)], {
+    // Wait for dpkg's lock rather than fail when another install runs.
+    const install = ["install", "-y", "-qq", "-o", "DPkg::Lock::Timeout=600"];
+    execFileSync("apt-get", [...install, ...missing.flatMap((tool) => tool.packages)], {
       stdio: "inherit",
       env,
     });

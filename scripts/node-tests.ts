@@ -30,8 +30,9 @@ export async function runNodeTests(options: NodeTestOptions): Promise<number> {
   let failed = 0;
   let skipped = 0;
   const failures: string[] = [];
+  const slowest: string[] = [];
   let code = 0;
-  for (const phase of options.phases) {
+  for (const [index, phase] of options.phases.entries()) {
     const run = await runPhase(options, phase);
     if (run.code !== 0) code = run.code;
     const counts = /tests: (\d+) passed, (\d+) failed(?:, (\d+) skipped)?/.exec(run.summary);
@@ -44,10 +45,12 @@ export async function runNodeTests(options: NodeTestOptions): Promise<number> {
     failed += Number(counts[2]);
     skipped += Number(counts[3] ?? 0);
     failures.push(...run.summary.split("\n").filter((line) => line.startsWith("  ✖ ")));
+    const slowBlock = /slowest files:\n((?: {2}\d+ s .*\n)+)/.exec(run.summary);
+    if (slowBlock?.[1]) slowest.push(`slowest files of phase ${index + 1}:\n${slowBlock[1]}`);
   }
   const failedChecks = options.failedChecks ?? [];
   failed += failedChecks.length;
-  let summary = "";
+  let summary = slowest.join("");
   if (failedChecks.length > 0) summary += `failed checks: ${failedChecks.join(", ")}\n`;
   if (failures.length > 0) summary += `failed tests:\n${failures.join("\n")}\n`;
   summary += `tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`;

@@ -2,34 +2,47 @@
  * A node:test reporter that writes one closing line, `N passed, N failed`, counting tests (not
  * suites), so the test command always ends with the same summary whatever ran. A suite counts as
  * one failure only when it failed itself (a before or after hook threw, as a system's teardown
- * does when the NATS server refused its traffic), not because its tests did.
+ * does when the NATS server refused its traffic), not because its tests did. Before it, the
+ * slowest files (their top-level tests' time added up), to keep the run's length in view.
  */
 interface TestEvent {
   type: string;
   data: {
-    details?: { type?: string; error?: { failureType?: string } };
+    details?: { type?: string; duration_ms?: number; error?: { failureType?: string } };
     skip?: unknown;
     todo?: unknown;
     name?: string;
     file?: string;
+    nesting?: number;
   };
 }
+
+const SLOWEST_SHOWN = 8;
 
 export default async function* summaryReporter(source: AsyncIterable<TestEvent>) {
   let passed = 0;
   let failed = 0;
   let skipped = 0;
   const failures: string[] = [];
+  const fileMs = new Map<string, number>();
   for await (const event of source) {
     if (event.type !== "test:pass" && event.type !== "test:fail") continue;
-    const suite = event.data.details?.type === "suite";
-    if (suite && (event.type === "test:pass" || event.data.details?.error?.failureType === "subtestsFailed")) continue;
+    const { file, nesting, details } = event.data;
+    if (file && nesting === 0) fileMs.set(file, (fileMs.get(file) ?? 0) + (details?.duration_ms ?? 0));
+    const suite = details?.type === "suite";
+    if (suite && (event.type === "test:pass" || details?.error?.failureType === "subtestsFailed")) continue;
     if (event.data.skip || event.data.todo) skipped++;
     else if (event.type === "test:pass") passed++;
     else {
       failed++;
-      failures.push(`${event.data.file ?? ""} › ${event.data.name ?? ""}`);
+      failures.push(`${file ?? ""} › ${event.data.name ?? ""}`);
     }
+  }
+  const slowest = [...fileMs].sort((a, b) => b[1] - a[1]).slice(0, SLOWEST_SHOWN);
+  if (slowest.length > 0) {
+    const cwd = process.cwd();
+    const lines = slowest.map(([file, ms]) => `  ${Math.round(ms / 1000)} s ${file.replace(`${cwd}/`, "")}`);
+    yield `slowest files:\n${lines.join("\n")}\n`;
   }
   if (failures.length > 0) yield `failed tests:\n${failures.map((f) => `  ✖ ${f}`).join("\n")}\n`;
   yield `tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`;

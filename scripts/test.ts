@@ -49,6 +49,23 @@ const swept = await sweepTestNamespaces(infra.env.NATS_URL, 60 * 60 * 1000).catc
   return 0;
 });
 if (swept > 0) process.stdout.write(`test: deleted ${swept} streams of earlier runs' test namespaces\n`);
+// What the tests install on a fresh machine (Debian's chromium, podman), once and before any of
+// them starts: installed by test files running side by side, a browser could be launched while
+// dpkg was still setting it up.
+const { ensureChromium } = await import("@dos/service-kit/testing-browser");
+const { ensurePodman } = await import("./images.ts");
+const installing = Date.now();
+try {
+  ensureChromium();
+  ensurePodman();
+} catch (error) {
+  process.stdout.write(
+    `test: could not install what the tests need (they will say what is missing): ${String(error)}\n`,
+  );
+}
+if (Date.now() - installing > 1000) {
+  process.stdout.write(`test: system packages installed in ${Math.round((Date.now() - installing) / 1000)} s\n`);
+}
 process.stdout.write("test: running tests\n");
 const code = await runNodeTests({
   cwd: root,

@@ -2,7 +2,8 @@
  * Headless Chromium for browser tests (`@dos/service-kit/testing-browser`): Debian's `chromium`
  * driven by playwright-core, which downloads no browser of its own. This is the one place that
  * installs it: when /usr/bin/chromium is missing and the tests run as root, `apt-get install -y
- * chromium`; otherwise the test stops with the command to run.
+ * chromium`; otherwise the test stops with the command to run. `npm test` calls it once before
+ * any test starts, so that no browser test finds a half-installed Chromium.
  */
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -15,7 +16,11 @@ export function ensureChromium(): string {
   if (process.getuid?.() === 0) {
     const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
     execFileSync("apt-get", ["update", "-qq"], { stdio: "inherit", env });
-    execFileSync("apt-get", ["install", "-y", "-qq", "chromium"], { stdio: "inherit", env });
+    // Another test file may be installing something at the same time: wait for dpkg's lock.
+    execFileSync("apt-get", ["install", "-y", "-qq", "-o", "DPkg::Lock::Timeout=600", "chromium"], {
+      stdio: "inherit",
+      env,
+    });
   }
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`${CHROMIUM_PATH} is missing: install Debian's chromium (sudo apt-get install -y chromium)`);
