@@ -1,8 +1,9 @@
 /**
  * Run in the image build (deploy/images/Dockerfile), from the repository's (or the pruned tree's) root:
- *   node deploy/images/image.ts scopes <service>
+ *   node deploy/images/image.ts scopes [<service>]
  *     the workspaces the image holds: the service's, and those its package.json names under
  *     `image.include` (delivery-api's carries the operator CLI), for turbo prune and the SBOM;
+ *     without a service, those of every image (the graph the images' shared build stage compiles);
  *   node deploy/images/image.ts assemble <service> <out>
  *     the runtime tree in <out>: the root manifest, and each pruned workspace's package.json with
  *     what its `files` lists (default: dist); then the image's two entry files, from the service's
@@ -10,7 +11,7 @@
  *       node.env: NODE_OPTIONS with those flags (read by `node --env-file`), empty without flags;
  *       main.js: imports the script, so the image's command is the same for every service.
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 interface Manifest {
@@ -65,7 +66,13 @@ function assemble(service: string, out: string): void {
   );
 }
 
+/** Every service's scopes: the images are those of the workspaces under services/. */
+function allScopes(): string[] {
+  const services = readdirSync("services").filter((name) => existsSync(path.join("services", name, "package.json")));
+  return [...new Set(services.flatMap(scopes))];
+}
+
 const [command, service, out] = process.argv.slice(2);
-if (command === "scopes" && service) process.stdout.write(scopes(service).join(" "));
+if (command === "scopes") process.stdout.write((service ? scopes(service) : allScopes()).join(" "));
 else if (command === "assemble" && service && out) assemble(service, out);
-else throw new Error("usage: node deploy/images/image.ts scopes <service> | assemble <service> <out>");
+else throw new Error("usage: node deploy/images/image.ts scopes [<service>] | assemble <service> <out>");

@@ -27,7 +27,8 @@ import { freePortRange } from "../src/ports.ts";
 import { systemEnv } from "../src/system.ts";
 import { registerReceiver, startWebhookReceiver, type WebhookReceiver } from "../src/webhook-receiver.ts";
 
-const BUILD_TIMEOUT_MS = 12 * 60_000;
+// A fresh machine builds the two bases and every image from nothing, beside the other tests.
+const BUILD_TIMEOUT_MS = 20 * 60_000;
 
 let images: BuiltImage[];
 before(
