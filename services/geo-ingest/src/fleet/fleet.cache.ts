@@ -25,6 +25,8 @@ export interface VehicleState {
   latest: LatestPosition | null;
   /** True while the vehicle waits in the publisher's list for its next tick. */
   latestMarked: boolean;
+  /** When the publisher last published this vehicle (performance.now() ms; -Infinity: never). */
+  publishedMs: number;
 }
 
 /** A vehicle's newest stored position, as the publisher sends it. */
@@ -75,6 +77,7 @@ export function createFleetCache(nc: NatsConnection, namespace: string, logger: 
       tokenSha256: token ? Buffer.from(token, "hex") : null,
       latest: null,
       latestMarked: false,
+      publishedMs: Number.NEGATIVE_INFINITY,
     });
     if (roundId != null) activeCount++;
   };
