@@ -5,6 +5,8 @@
  * does when the NATS server refused its traffic), not because its tests did. Before it, the
  * slowest files (their top-level tests' time added up), to keep the run's length in view.
  */
+import path from "node:path";
+
 interface TestEvent {
   type: string;
   data: {
@@ -40,8 +42,7 @@ export default async function* summaryReporter(source: AsyncIterable<TestEvent>)
   }
   const slowest = [...fileMs].sort((a, b) => b[1] - a[1]).slice(0, SLOWEST_SHOWN);
   if (slowest.length > 0) {
-    const cwd = process.cwd();
-    const lines = slowest.map(([file, ms]) => `  ${Math.round(ms / 1000)} s ${file.replace(`${cwd}/`, "")}`);
+    const lines = slowest.map(([file, ms]) => `  ${Math.round(ms / 1000)} s ${path.relative(process.cwd(), file)}`);
     yield `slowest files:\n${lines.join("\n")}\n`;
   }
   if (failures.length > 0) yield `failed tests:\n${failures.map((f) => `  ✖ ${f}`).join("\n")}\n`;

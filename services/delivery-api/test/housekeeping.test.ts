@@ -183,11 +183,11 @@ describe("the running service", () => {
     assert.equal((await remaining()).length, 0);
     // The pass counts its rows once its DELETE has returned: a moment after the row is gone.
     const counted = /^housekeeping_deleted_rows_total\{table="outbox"[^}]*\} (\d+)$/m;
-    const metrics = await waitFor(
+    const deletedRows = await waitFor(
       async () => counted.exec((await own.api.app.inject({ method: "GET", url: "/metrics" })).body)?.[1],
       5000,
       "the deleted row counted",
     );
-    assert.equal(metrics, "1");
+    assert.equal(deletedRows, "1");
   });
 });

@@ -48,20 +48,30 @@ const row = (vehicleExternalId: string, recordedMs: number): PositionRow => ({
 
 test("each vehicle at most once per interval, and vehicles moving at different moments published at different moments", async () => {
   const fleet = new Map(["EARLY", "LATE"].map((id) => [id, vehicleState(id)]));
-  const seen: Array<{ vehicle: string; at: number }> = [];
-  const names = natsNames(namespace);
-  const subscription = nats.nc.subscribe(names.subjects.vehiclePositionsAll);
+  // When the publisher hands each message to NATS (the pace under test, free of delivery jitter),
+  // and what a subscriber then receives.
+  const published: Array<{ vehicle: string; at: number }> = [];
+  const received: string[] = [];
+  const vehicleOf = (data: string) => (JSON.parse(data) as { vehicle_external_id: string }).vehicle_external_id;
+  const recording = new Proxy(nats.nc, {
+    get(target, property) {
+      if (property === "publish") {
+        return (subject: string, data: string) => {
+          published.push({ vehicle: vehicleOf(data), at: performance.now() });
+          target.publish(subject, data);
+        };
+      }
+      const value = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const subscription = nats.nc.subscribe(natsNames(namespace).subjects.vehiclePositionsAll);
   void (async () => {
-    for await (const message of subscription) {
-      seen.push({
-        vehicle: message.json<{ vehicle_external_id: string }>().vehicle_external_id,
-        at: performance.now(),
-      });
-    }
+    for await (const message of subscription) received.push(vehicleOf(message.string()));
   })();
   await nats.nc.flush();
   const publisher = createLatestPublisher({
-    nc: nats.nc,
+    nc: recording,
     namespace,
     intervalMs: INTERVAL_MS,
     logger: createLogger("test", "silent"),
@@ -82,8 +92,13 @@ test("each vehicle at most once per interval, and vehicles moving at different m
       }
       await setTimeout(100);
     }
-    await waitFor(async () => (seen.filter((s) => s.vehicle === "LATE").length >= 3 ? true : undefined), 3000);
-    const times = (vehicle: string) => seen.filter((s) => s.vehicle === vehicle).map((s) => s.at);
+    await waitFor(async () => (received.filter((v) => v === "LATE").length >= 3 ? true : undefined), 3000);
+    await waitFor(
+      async () => (received.length === published.length ? true : undefined),
+      3000,
+      "every message received",
+    );
+    const times = (vehicle: string) => published.filter((p) => p.vehicle === vehicle).map((p) => p.at);
     for (const vehicle of ["EARLY", "LATE"]) {
       const at = times(vehicle);
       for (let i = 1; i < at.length; i++) {

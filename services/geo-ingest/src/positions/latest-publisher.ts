@@ -71,12 +71,16 @@ export function createLatestPublisher(deps: PublisherDeps): LatestPublisher {
   const publishMarked = async (all: boolean) => {
     const batch = marked;
     marked = spare;
-    const now = performance.now();
+    let now = performance.now();
     let published = 0;
     for (let i = 0; i < batch.length; i++) {
       // Tens of thousands of vehicles are published each second: in slices, so requests keep
-      // being served in between instead of waiting behind one long burst.
-      if (i > 0 && i % SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      // being served in between instead of waiting behind one long burst. The clock is read again
+      // after each pause, so that no vehicle is stamped earlier than it was published.
+      if (i > 0 && i % SLICE === 0) {
+        await new Promise((resolve) => setImmediate(resolve));
+        now = performance.now();
+      }
       const vehicle = batch[i] as VehicleState;
       // Not yet an interval since its last message: it waits for a later tick, still marked.
       if (!all && now - vehicle.publishedMs < deps.intervalMs) {
