@@ -6,12 +6,16 @@
  * the test's own bus access) and a way to stop it all; a refusal in the server's log fails the
  * teardown, as a permission a service lacks would fail in production.
  */
-import { createTestDatabase } from "@dos/service-kit/testing";
+import { createHash } from "node:crypto";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { createTestDatabase, type TestDatabaseTemplate } from "@dos/service-kit/testing";
 import {
   migrateAll,
   PORTS_PER_SYSTEM,
   type RunningService,
   type RunningSystem,
+  root,
   SERVICES,
   type ServiceSpec,
   type SystemOptions,
@@ -64,7 +68,7 @@ export async function bootSystemUnderTest(
   options: BootOptions = {},
 ): Promise<SystemUnderTest> {
   const nats = options.nats ?? (await startLockedNats("e2e-nats"));
-  const database = options.database ?? (await createTestDatabase("e2e"));
+  const database = options.database ?? (await createTestDatabase("e2e", migratedTemplate()));
   const basePort = await freePortRange(PORTS_PER_SYSTEM);
   const env = systemEnv(
     {
@@ -82,7 +86,7 @@ export async function bootSystemUnderTest(
   ) as SystemOptions["serviceEnv"];
   let system: RunningSystem;
   try {
-    await migrateAll(env);
+    if (options.database) await migrateAll(env);
     system = await startSystem({ env, basePort, serviceEnv, logDir: options.logDir });
   } catch (error) {
     if (!options.nats) await nats.shutdown();
@@ -104,6 +108,25 @@ export async function bootSystemUnderTest(
         throw new Error(`the NATS server refused the system's traffic:\n${refusals.join("\n")}`);
       }
     },
+  };
+}
+
+/**
+ * A fresh system's database: a copy of one that every service's migrate entry migrated, once
+ * per build (the key digests the services' and libraries' compiled code). Each boot saves five
+ * migrate processes (about 5 CPU-seconds) and PostgreSQL the DDL.
+ */
+function migratedTemplate(): TestDatabaseTemplate {
+  const digest = createHash("sha256");
+  for (const dist of ["services", "libs"]
+    .flatMap((top) => readdirSync(path.join(root, top)).map((name) => path.join(root, top, name, "dist")))
+    .filter(existsSync)) {
+    const files = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".js"));
+    for (const file of files.sort()) digest.update(file).update(readFileSync(path.join(dist, file)));
+  }
+  return {
+    key: digest.digest("hex").slice(0, 32),
+    prepare: (url) => migrateAll({ DATABASE_URL: url, LOG_LEVEL: "warn" }),
   };
 }
 

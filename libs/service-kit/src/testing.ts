@@ -97,21 +97,45 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** Creates an empty database for one test file; drop() removes it. */
-export async function createTestDatabase(label = "test"): Promise<TestDatabase> {
+/** The URL of another database on the test run's server. */
+function databaseUrl(name: string): string {
+  const url = new URL(testInfra().databaseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+/** How a test database starts: empty, or a copy of a template made once by `prepare`. */
+export interface TestDatabaseTemplate {
+  /** Names the template's content (a digest of the code that fills it): another key, another template. */
+  key: string;
+  /** Fills the template database at this URL (runs the migrations); it must leave no connection open. */
+  prepare(url: string): Promise<void>;
+}
+
+/** Held while a template is looked up, made or copied: one test file makes it, the others wait. */
+const TEMPLATE_LOCK = 7_260_301;
+const TEMPLATE_PREFIX = "tmpl_";
+
+/**
+ * Creates a database for one test file, empty or copied from a template; drop() removes it.
+ * A template is made the first time its key is asked for, on this server, by whichever test
+ * file asks first (the others wait on an advisory lock), and kept for later files and runs; a
+ * template of another key is dropped then. Copying a migrated database costs PostgreSQL a
+ * fraction of migrating it, and the test none of the migrate processes.
+ */
+export async function createTestDatabase(label = "test", template?: TestDatabaseTemplate): Promise<TestDatabase> {
   const base = testInfra().databaseUrl;
   const name = `t_${label.replace(/[^a-z0-9]/gi, "_").toLowerCase()}_${randomSuffix()}`;
   const admin = new pg.Client({ connectionString: base });
   await admin.connect();
   try {
-    await admin.query(`create database "${name}"`);
+    if (template) await copyTemplate(admin, name, template);
+    else await admin.query(`create database "${name}"`);
   } finally {
     await admin.end();
   }
-  const url = new URL(base);
-  url.pathname = `/${name}`;
   return {
-    url: url.toString(),
+    url: databaseUrl(name),
     name,
     async drop() {
       const client = new pg.Client({ connectionString: base });
@@ -123,6 +147,38 @@ export async function createTestDatabase(label = "test"): Promise<TestDatabase> 
       }
     },
   };
+}
+
+async function copyTemplate(admin: pg.Client, name: string, template: TestDatabaseTemplate) {
+  if (!/^[a-z0-9]{1,40}$/.test(template.key)) throw new Error(`template key ${template.key}: 1-40 of a-z, 0-9`);
+  await admin.query("select pg_advisory_lock($1)", [TEMPLATE_LOCK]);
+  try {
+    // Named tmpl_<key>_<epoch seconds made>. Another key's template an hour old belongs to no run
+    // still going (a run's code does not change under it); a half-made one's maker died (it
+    // makes it under the lock): both are dropped when a new one is made.
+    const existing = await admin.query<{ datname: string }>(
+      "select datname from pg_database where starts_with(datname, $1)",
+      [TEMPLATE_PREFIX],
+    );
+    const names = existing.rows.map((row) => row.datname);
+    const ready = new RegExp(`^${TEMPLATE_PREFIX}${template.key}_\\d+$`);
+    let wanted = names.find((datname) => ready.test(datname));
+    if (!wanted) {
+      const hourAgo = Date.now() / 1000 - 3600;
+      for (const datname of names) {
+        const madeAt = Number(/_(\d+)$/.exec(datname)?.[1] ?? 0);
+        if (madeAt < hourAgo) await admin.query(`drop database "${datname}" with (force)`);
+      }
+      wanted = `${TEMPLATE_PREFIX}${template.key}_${Math.floor(Date.now() / 1000)}`;
+      const making = `${wanted}_making`;
+      await admin.query(`create database "${making}"`);
+      await template.prepare(databaseUrl(making));
+      await admin.query(`alter database "${making}" rename to "${wanted}"`);
+    }
+    await admin.query(`create database "${name}" template "${wanted}"`);
+  } finally {
+    await admin.query("select pg_advisory_unlock($1)", [TEMPLATE_LOCK]);
+  }
 }
 
 export interface TcpProxy {
