@@ -56,7 +56,7 @@ export interface BootOptions<C extends BootConfig> {
 /** Boots the service; a failure to boot is one log line and exit code 1, never a stack on stderr. */
 export async function bootService<C extends BootConfig>(options: BootOptions<C>): Promise<void> {
   // Tracing first: the instrumentations hook what is created afterwards, the logger included.
-  const tracing = initTracing(options.service, options.config);
+  const tracing = await initTracing(options.service, options.config);
   const logger = createLogger(options.service, options.config.LOG_LEVEL);
   try {
     await boot(options, logger, tracing);

@@ -8,7 +8,7 @@ import { compileValidator } from "@dos/contracts";
 import { type Static, type TObject, type TSchema, Type } from "@sinclair/typebox";
 import { natsCredentials } from "./nats.ts";
 import { nearestName } from "./nearest-name.ts";
-import { SAMPLER_NAMES } from "./tracing-sampler.ts";
+import { SAMPLER_NAMES } from "./tracing-config.ts";
 
 export class ConfigError extends Error {
   override name = "ConfigError";

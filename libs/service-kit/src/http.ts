@@ -29,7 +29,7 @@ import { nullableUnionSerializer } from "./response-serializer.ts";
 import { registerSecurityHeaders } from "./security-headers.ts";
 import { type HttpTimeouts, serverTimeoutOptions } from "./server-timeouts.ts";
 import { bodyText, mayHoldForbiddenText, textProblems } from "./text-guard.ts";
-import { URL_FOR_SPANS } from "./tracing-instrumentations.ts";
+import { URL_FOR_SPANS } from "./tracing-config.ts";
 
 export interface HttpAppOptions {
   service: string;

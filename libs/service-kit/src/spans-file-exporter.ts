@@ -25,7 +25,7 @@ export class JsonLinesSpanExporter implements SpanExporter {
 }
 
 /** The fields of a finished span a reader needs, flat. */
-export function spanRecord(span: ReadableSpan) {
+function spanRecord(span: ReadableSpan) {
   const { traceId, spanId } = span.spanContext();
   return {
     service: span.resource.attributes["service.name"],

@@ -18,6 +18,7 @@ import { UndiciInstrumentation } from "@opentelemetry/instrumentation-undici";
 import type { FastifyRequest } from "fastify";
 import pg from "pg";
 import { PROBE_PATHS } from "./health.ts";
+import { URL_FOR_SPANS } from "./tracing-config.ts";
 
 /**
  * Enables the instrumentations with this provider; returns what disables them again. Each is
@@ -42,9 +43,6 @@ export function enableInstrumentations(tracerProvider: TracerProvider): () => vo
     for (const instrumentation of instrumentations) instrumentation.disable();
   };
 }
-
-/** Where an app keeps its createHttpApp `loggedUrl` (a service whose paths hold secrets hides them). */
-export const URL_FOR_SPANS = Symbol("url written to spans");
 
 /**
  * The semantic conventions' name of an HTTP server span, `{method} {route}` (@fastify/otel says

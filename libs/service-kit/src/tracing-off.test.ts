@@ -14,7 +14,7 @@ import { createLogger } from "./logger.ts";
 import { initTracing, traceparentOf } from "./tracing.ts";
 
 test("with no exporter: no instrumentation, no hook, no span", async () => {
-  const tracing = initTracing("off-test", { OTEL_TRACES_SAMPLER: "always_on", TRACES_FILE: "" });
+  const tracing = await initTracing("off-test", { OTEL_TRACES_SAMPLER: "always_on", TRACES_FILE: "" });
   assert.equal(tracing.enabled, false);
   const logger = createLogger("off-test", "silent");
   const { app } = createHttpApp({ service: "off-test", logger, lifecycle: createLifecycle(logger), checks: {} });

@@ -11,16 +11,7 @@ import {
   type Sampler,
   TraceIdRatioBasedSampler,
 } from "@opentelemetry/sdk-trace";
-
-export const SAMPLER_NAMES = [
-  "always_on",
-  "always_off",
-  "traceidratio",
-  "parentbased_always_on",
-  "parentbased_always_off",
-  "parentbased_traceidratio",
-] as const;
-export type SamplerName = (typeof SAMPLER_NAMES)[number];
+import type { SamplerName } from "./tracing-config.ts";
 
 /** `ratio` is OTEL_TRACES_SAMPLER_ARG: read by the two ratio samplers only, 1 when unset. */
 export function samplerFromConfig(name: SamplerName = "parentbased_always_on", ratio = 1): Sampler {

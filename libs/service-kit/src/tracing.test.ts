@@ -18,9 +18,10 @@ import { contextFromTraceparent, initTracing, startSpan, traceparentOf } from ".
 const CALLER_TRACE = "0af7651916cd43dd8448eb211c80319c";
 const CALLER_SPAN = "b7ad6b7169203331";
 
+const exporter = new InMemorySpanExporter();
+const tracing = await initTracing("tracing-test", {}, { exporters: [exporter], immediate: true });
+
 describe("tracing on: the standard instrumentations, continuing the caller's traceparent", () => {
-  const exporter = new InMemorySpanExporter();
-  const tracing = initTracing("tracing-test", {}, { exporters: [exporter], immediate: true });
   const logLines: Array<Record<string, unknown>> = [];
   const sink = lineSink(logLines);
   const logger = createLogger("tracing-test", "info", sink);

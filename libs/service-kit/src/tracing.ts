@@ -23,31 +23,11 @@ import {
   type Tracer,
   trace,
 } from "@opentelemetry/api";
-import { AsyncLocalStorageContextManager } from "@opentelemetry/context-async-hooks";
-import { W3CTraceContextPropagator } from "@opentelemetry/core";
-import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http";
-import { resourceFromAttributes } from "@opentelemetry/resources";
-import { BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter, TracerProvider } from "@opentelemetry/sdk-trace";
-import { JsonLinesSpanExporter } from "./spans-file-exporter.ts";
-import { enableInstrumentations } from "./tracing-instrumentations.ts";
-import { type SamplerName, samplerFromConfig } from "./tracing-sampler.ts";
+import type { TracingConfig, TracingOptions } from "./tracing-config.ts";
 
 /** What services need of the API, so they depend on the kit alone. */
 export { type Span, SpanKind, SpanStatusCode } from "@opentelemetry/api";
-export { JsonLinesSpanExporter, spanRecord } from "./spans-file-exporter.ts";
-
-export interface TracingConfig {
-  /** The `service.name` of every span; empty: the service's own name. */
-  OTEL_SERVICE_NAME?: string;
-  /** OTLP/HTTP collector base URL (`…:4318`); spans go to `<url>/v1/traces`. Empty: not exported there. */
-  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
-  /** The sampler, by its standard name; parentbased_always_on when unset. */
-  OTEL_TRACES_SAMPLER?: SamplerName;
-  /** The ratio of the two traceidratio samplers. */
-  OTEL_TRACES_SAMPLER_ARG?: number;
-  /** A file that every finished span is appended to as one JSON line. Empty: none. */
-  TRACES_FILE?: string;
-}
+export type { TracingConfig, TracingOptions } from "./tracing-config.ts";
 
 export interface Tracing {
   enabled: boolean;
@@ -55,13 +35,6 @@ export interface Tracing {
   flush(): Promise<void>;
   /** Flushes, then stops the provider (the last step of a shutdown). */
   shutdown(): Promise<void>;
-}
-
-export interface TracingOptions {
-  /** Exporters given by the caller (tests: an InMemorySpanExporter), beside the configured ones. */
-  exporters?: SpanExporter[];
-  /** Export each span as it ends instead of in batches (tests, so spans are there at once). */
-  immediate?: boolean;
 }
 
 let enabled = false;
@@ -76,45 +49,26 @@ export const serviceTracer = (service: string): Tracer => trace.getTracer(servic
 /**
  * Installs the process's tracer provider and the instrumentations when the configuration names
  * an exporter (or the caller gives one). Once per process, before the app is built (the HTTP
- * instrumentation hooks the Fastify instances created afterwards).
+ * instrumentation hooks the Fastify instances created afterwards). The SDK and the
+ * instrumentations (about 450 modules, a third of a service's) are loaded only then.
  */
-export function initTracing(service: string, config: TracingConfig, options: TracingOptions = {}): Tracing {
-  const exporters: SpanExporter[] = [...(options.exporters ?? [])];
-  if (config.TRACES_FILE) exporters.push(new JsonLinesSpanExporter(config.TRACES_FILE));
-  if (config.OTEL_EXPORTER_OTLP_ENDPOINT) exporters.push(otlpExporter(config.OTEL_EXPORTER_OTLP_ENDPOINT));
-  if (exporters.length === 0) return DISABLED;
-
-  const processor = (exporter: SpanExporter) =>
-    options.immediate
-      ? new SimpleSpanProcessor({ exporter })
-      : // A full queue drops spans rather than holding memory or a request.
-        new BatchSpanProcessor({ exporter, maxQueueSize: 4096, maxExportBatchSize: 512, scheduledDelayMillis: 2000 });
-  const provider = new TracerProvider({
-    resource: resourceFromAttributes({ "service.name": config.OTEL_SERVICE_NAME || service }),
-    sampler: samplerFromConfig(config.OTEL_TRACES_SAMPLER, config.OTEL_TRACES_SAMPLER_ARG),
-    spanProcessors: exporters.map(processor),
-  });
-  trace.setGlobalTracerProvider(provider);
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  const disableInstrumentations = enableInstrumentations(provider);
+export async function initTracing(
+  service: string,
+  config: TracingConfig,
+  options: TracingOptions = {},
+): Promise<Tracing> {
+  if (!options.exporters?.length && !config.TRACES_FILE && !config.OTEL_EXPORTER_OTLP_ENDPOINT) return DISABLED;
+  const { startTracerProvider } = await import("./tracing-sdk.ts");
+  const provider = startTracerProvider(service, config, options);
   enabled = true;
   return {
     enabled: true,
-    flush: () => provider.forceFlush(),
+    flush: provider.flush,
     async shutdown() {
-      disableInstrumentations();
       await provider.shutdown();
-      trace.disable();
-      context.disable();
-      propagation.disable();
       enabled = false;
     },
   };
-}
-
-function otlpExporter(endpoint: string): SpanExporter {
-  return new OTLPTraceExporter({ url: `${endpoint.replace(/\/+$/, "")}/v1/traces`, timeoutMillis: 5000 });
 }
 
 /** `trace_id` and `span_id` of the active span, for a log line (pino mixin); none outside a span. */
