@@ -108,6 +108,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     total: config.CONSOLE_LIVE_STREAMS_TOTAL,
     logger: logger.child({ component: "live" }),
     onWritten: live.onWritten,
+    onSuperseded: live.onSuperseded,
   });
   sessions.onEnded(() => liveStreams.sessionsEnded());
   live.watch(liveStreams);

@@ -40,7 +40,7 @@ before(async () => {
 });
 after(async () => bed?.close());
 
-/** One of the console's own gauges, from its /metrics. */
+/** One of the console's own gauges or counters, from its /metrics. */
 async function gauge(name: string): Promise<number> {
   const text = await (await fetch(`${bed.url}/metrics`)).text();
   const line = text.split("\n").find((l) => l.startsWith(`${name}{`) || l.startsWith(`${name} `));
@@ -192,24 +192,25 @@ describe("a staff session's live map", () => {
     let maxPending = 0;
     let rounds = 0;
     const started = Date.now();
-    // Once a second, as geo-ingest publishes: until the console holds positions back for a while.
-    let heldSince: number | undefined;
-    while (Date.now() - started < 60_000) {
+    const supersededBefore = await gauge("console_live_positions_superseded_total");
+    let superseded = 0;
+    // Once a second, as geo-ingest publishes, until the console has skipped two rounds' positions:
+    // the sockets stop draining once the kernel's buffers hold a few snapshots (about 12 s here),
+    // and may drain a little now and then, so the test counts what was skipped, not seconds.
+    while (Date.now() - started < 60_000 && superseded < 2 * moving.length) {
       rounds++;
       for (const vehicle of moving) publisher.publish(vehicle, 48 + rounds / 1000, 2, new Date());
       await publisher.flush();
       await new Promise((resolve) => setTimeout(resolve, 1000));
       maxBuffered = Math.max(maxBuffered, await gauge("console_live_stream_buffered_bytes"));
-      const pending = await gauge("console_live_stream_pending_positions");
-      maxPending = Math.max(maxPending, pending);
-      if (pending > 0) heldSince ??= Date.now();
-      if (heldSince !== undefined && Date.now() - heldSince > 5000) break;
+      maxPending = Math.max(maxPending, await gauge("console_live_stream_pending_positions"));
+      superseded = (await gauge("console_live_positions_superseded_total")) - supersededBefore;
     }
     console.log(
       `a stalled stream: snapshot ${(snapshotBytes / 1e6).toFixed(2)} MB, at most ${(maxBuffered / 1e6).toFixed(2)} MB ` +
-        `held by the console's two sockets and ${maxPending} positions waiting, over ${rounds} s`,
+        `held by the console's two sockets, ${maxPending} positions waiting and ${superseded} skipped, over ${rounds} s`,
     );
-    assert.ok(heldSince !== undefined, "the stalled stream's socket stopped draining");
+    assert.ok(superseded >= 2 * moving.length, `${superseded} positions skipped: the stalled sockets kept draining`);
     // The gauges sum the two streams.
     assert.ok(maxPending <= 2 * moving.length, `${maxPending} positions waiting for ${moving.length} vehicles moving`);
     // What a socket holds beyond the kernel's buffers is one write at most: a snapshot, or a positions event.
@@ -232,8 +233,6 @@ describe("a staff session's live map", () => {
       30_000,
       from,
     );
-    const positionsEvents = stalled.events.filter((e) => e.name === "positions").length;
-    assert.ok(positionsEvents < rounds, `${positionsEvents} positions events for ${rounds} seconds of positions`);
     stalled.close();
     await publisher.close();
     // The one that never reads again: nothing moves on its connection, which the console closes.

@@ -49,6 +49,8 @@ export interface LiveStreamsOptions {
   logger: Logger;
   /** Called with the bytes of each write to a stream (metrics). */
   onWritten(bytes: number): void;
+  /** Called with the positions a stream skipped: a newer one, or a snapshot, replaced them unwritten (metrics). */
+  onSuperseded(positions: number): void;
 }
 
 interface Stream {
@@ -136,13 +138,17 @@ export function createLiveStreams(options: LiveStreamsOptions) {
 
   /** The positions of a batch to each stream whose snapshot has the vehicle. */
   function deliver(batch: Map<string, LivePosition>) {
+    let superseded = 0;
     for (const stream of streams) {
       for (const [externalId, position] of batch) {
         const id = stream.vehicles.get(externalId);
-        if (id !== undefined) stream.pending.set(id, `[${id}${position.wire}`);
+        if (id === undefined) continue;
+        if (stream.pending.has(id)) superseded++;
+        stream.pending.set(id, `[${id}${position.wire}`);
       }
       flush(stream);
     }
+    if (superseded > 0) options.onSuperseded(superseded);
   }
 
   /** The fleet as delivery-api shows it to the session, brought up to the latest positions seen on the bus. */
@@ -185,6 +191,7 @@ export function createLiveStreams(options: LiveStreamsOptions) {
     stream.snapshotDigest = digest;
     stream.vehicles = new Map(vehicles.map((v) => [v.external_id, v.vehicle_id]));
     // The snapshot carries every position up to now: what waited is in it.
+    if (stream.pending.size > 0) options.onSuperseded(stream.pending.size);
     stream.pending.clear();
     stream.pendingSnapshot = event(
       "snapshot",

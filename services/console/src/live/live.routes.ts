@@ -41,8 +41,13 @@ export async function liveRoutes(app: FastifyInstance, options: LiveRoutesOption
 export function liveMetrics(metrics: AppMetrics) {
   const written = metrics.counter("console_live_stream_written_bytes_total", "Bytes written to live map streams.");
   const received = metrics.counter("console_live_positions_received_total", "Positions taken from the bus.");
+  const superseded = metrics.counter(
+    "console_live_positions_superseded_total",
+    "Positions a live map stream skipped: replaced unwritten by a newer one of the vehicle, or by a snapshot, while its socket did not drain.",
+  );
   return {
     onWritten: (bytes: number) => written.inc(bytes),
+    onSuperseded: (positions: number) => superseded.inc(positions),
     onReceived: () => received.inc(),
     watch(streams: LiveStreams) {
       metrics.gauge("console_live_streams", "Live map streams open on this replica.", [], (gauge) => {
