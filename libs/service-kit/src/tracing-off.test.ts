@@ -4,6 +4,7 @@
  * file: tracing is per process, and the on case lives in tracing.test.ts.
  */
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import dc from "node:diagnostics_channel";
 import { test } from "node:test";
 import { trace } from "@opentelemetry/api";
@@ -31,4 +32,30 @@ test("with no exporter: no instrumentation, no hook, no span", async () => {
   assert.equal(dc.hasSubscribers("undici:request:create"), false);
   assert.equal(dc.hasSubscribers("fastify.initialization"), false);
   await app.close();
+});
+
+test("with no exporter, a process that imports the kit loads neither the SDK nor an instrumentation", () => {
+  // In a process of its own, which records every module it loads: this file has loaded the kit.
+  const loaded = execFileSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `import { registerHooks } from "node:module";
+       const urls = [];
+       registerHooks({ load(url, context, next) { urls.push(url); return next(url, context); } });
+       await import(${JSON.stringify(new URL("./index.ts", import.meta.url).href)});
+       console.log(JSON.stringify(urls));`,
+    ],
+    { encoding: "utf8" },
+  );
+  const urls = JSON.parse(loaded) as string[];
+  assert.ok(
+    urls.some((url) => url.includes("/fastify/")),
+    "the kit was loaded",
+  );
+  const sdk = urls.filter((url) =>
+    /@opentelemetry\/(sdk-|exporter-|instrumentation|core\/)|@fastify\/otel|tracing-sdk/.test(url),
+  );
+  assert.deepEqual(sdk, []);
 });
