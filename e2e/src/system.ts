@@ -116,7 +116,10 @@ export async function bootSystemUnderTest(
  * per build (the key digests the services' and libraries' compiled code). Each boot saves five
  * migrate processes (about 5 CPU-seconds) and PostgreSQL the DDL.
  */
+let template: TestDatabaseTemplate | undefined;
 function migratedTemplate(): TestDatabaseTemplate {
+  // Once per process: a file that boots several systems reads the builds once.
+  if (template) return template;
   const digest = createHash("sha256");
   for (const dist of ["services", "libs"]
     .flatMap((top) => readdirSync(path.join(root, top)).map((name) => path.join(root, top, name, "dist")))
@@ -124,10 +127,11 @@ function migratedTemplate(): TestDatabaseTemplate {
     const files = readdirSync(dist, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".js"));
     for (const file of files.sort()) digest.update(file).update(readFileSync(path.join(dist, file)));
   }
-  return {
+  template = {
     key: digest.digest("hex").slice(0, 32),
     prepare: (url) => migrateAll({ DATABASE_URL: url, LOG_LEVEL: "warn" }),
   };
+  return template;
 }
 
 /**

@@ -181,6 +181,25 @@ async function copyTemplate(admin: pg.Client, name: string, template: TestDataba
   }
 }
 
+/**
+ * `target` with its method `method` observed: `onCall` sees each call's arguments, then the call
+ * goes on to the real method. For a test that times or counts what code hands to a real
+ * connection (a NATS publish or request) where it happens, free of the delivery's jitter.
+ */
+export function observeCalls<T extends object>(target: T, method: keyof T, onCall: (...args: unknown[]) => void): T {
+  return new Proxy(target, {
+    get(object, property) {
+      const value = Reflect.get(object, property, object);
+      if (typeof value !== "function") return value;
+      if (property !== method) return value.bind(object);
+      return (...args: unknown[]) => {
+        onCall(...args);
+        return value.apply(object, args);
+      };
+    },
+  });
+}
+
 export interface TcpProxy {
   port: number;
   url(scheme: string, path?: string): string;

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { natsNames, type QuoteReply, type QuoteRequest, SERVICE_ERROR_HEADERS } from "@dos/contracts";
 import { connectNats, createLogger, createMetrics, HttpError, type Logger, type NatsHandle } from "@dos/service-kit";
-import { randomNamespace, testInfra } from "@dos/service-kit/testing";
+import { observeCalls, randomNamespace, testInfra } from "@dos/service-kit/testing";
 import { headers, type Msg, type NatsConnection } from "@nats-io/nats-core";
 import { createPricingClient, type PricingClient } from "../src/pricing/pricing.client.ts";
 import { createTariffReplica } from "../src/pricing/tariff-replica.ts";
@@ -116,17 +116,7 @@ test("quotes asked close together leave together, each answered with its own pri
   // between two microtasks), spread three requests of one turn over 5.5-5.7 ms under load.
   let asked = 0;
   const sent: number[] = [];
-  const recording = new Proxy(nats.nc, {
-    get(target, property) {
-      const value = Reflect.get(target, property, target);
-      if (typeof value !== "function") return value;
-      if (property !== "request") return value.bind(target);
-      return (...args: unknown[]) => {
-        sent.push(asked);
-        return value.apply(target, args);
-      };
-    },
-  });
+  const recording = observeCalls(nats.nc, "request", () => sent.push(asked));
   // A window that a loaded machine's late timers cannot outlast: the three asks below stay in it.
   const gathering = newClient(recording, 500);
   await withResponder(

@@ -8,7 +8,7 @@ import { after, before, test } from "node:test";
 import { setTimeout } from "node:timers/promises";
 import { natsNames } from "@dos/contracts";
 import { connectNats, createLogger, type NatsHandle } from "@dos/service-kit";
-import { deleteNamespace, randomNamespace, testInfra, waitFor } from "@dos/service-kit/testing";
+import { deleteNamespace, observeCalls, randomNamespace, testInfra, waitFor } from "@dos/service-kit/testing";
 import type { VehicleState } from "../src/fleet/fleet.cache.ts";
 import { createLatestPublisher, TICKS_PER_INTERVAL } from "../src/positions/latest-publisher.ts";
 import type { PositionRow } from "../src/positions/positions.table.ts";
@@ -53,17 +53,8 @@ test("each vehicle at most once per interval, and vehicles moving at different m
   const published: Array<{ vehicle: string; at: number }> = [];
   const received: string[] = [];
   const vehicleOf = (data: string) => (JSON.parse(data) as { vehicle_external_id: string }).vehicle_external_id;
-  const recording = new Proxy(nats.nc, {
-    get(target, property) {
-      if (property === "publish") {
-        return (subject: string, data: string) => {
-          published.push({ vehicle: vehicleOf(data), at: performance.now() });
-          target.publish(subject, data);
-        };
-      }
-      const value = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
+  const recording = observeCalls(nats.nc, "publish", (_subject, data) => {
+    published.push({ vehicle: vehicleOf(data as string), at: performance.now() });
   });
   const subscription = nats.nc.subscribe(natsNames(namespace).subjects.vehiclePositionsAll);
   void (async () => {
