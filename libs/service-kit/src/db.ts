@@ -4,6 +4,7 @@
  */
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
+import { fairPool } from "./fair-connections.ts";
 
 // Return BIGINT (int8) and NUMERIC as JavaScript numbers: ids and cents stay far below 2^53.
 pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
@@ -42,7 +43,7 @@ export function createDatabase<DB>(options: DatabaseOptions): Database<DB> {
   // itself, where the pool no longer listens: without this the process crashes when PostgreSQL
   // stops. Its pending and next queries still fail, and the pool drops it on release.
   pool.on("connect", (client) => client.on("error", () => {}));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: fairPool(pool) }) });
   let closed = false;
   return {
     db,
@@ -54,6 +55,9 @@ export function createDatabase<DB>(options: DatabaseOptions): Database<DB> {
       if (closed) return;
       closed = true;
       await db.destroy();
+      // Kysely ends the pool only if it ever ran a query; connections taken by `pool.query`
+      // alone would otherwise keep the process alive until they idle out (30 s).
+      if (!pool.ended) await pool.end();
     },
   };
 }

@@ -5,7 +5,7 @@
  * route's role checked, every change audited) and the retired /api/v1.
  */
 import { SERVICE_NAMES } from "@dos/contracts";
-import { type BuiltService, createHttpApp, type ServiceDeps } from "@dos/service-kit";
+import { type BuiltService, createHttpApp, runAsTenant, type ServiceDeps } from "@dos/service-kit";
 import type { Kysely } from "kysely";
 import { registerAuditHooks } from "./audit/audit.hooks.ts";
 import { auditOpsRoutes } from "./audit/audit.ops-routes.ts";
@@ -132,6 +132,9 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
           accountRateLimitHook(accountLimiter, defaultPolicy, () => rateLimited.inc({ limit: "account" })),
         );
       }
+      // From here on the account's queries take their turn among other accounts' for the pool's
+      // connections (the kit's fair-connections.ts): a burst queues behind itself, not others.
+      client.addHook("preHandler", (request, _reply, done) => runAsTenant(`account:${request.account.id}`, done));
       await client.register(packageTypesRoutes, { db });
       await client.register(deliveries.clientRoutes);
       await client.register(webhooksRoutes, { nc: deps.nats.nc, namespace: config.NATS_NAMESPACE });

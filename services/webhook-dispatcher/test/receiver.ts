@@ -43,6 +43,8 @@ export async function startReceiver(
   let respond = responder;
   let inFlight = 0;
   let maxInFlight = 0;
+  // Answers held back (a hanging receiver's): cleared on close, or they would keep the process alive.
+  const heldBack = new Set<NodeJS.Timeout>();
   const server = http.createServer((request, response) => {
     const chunks: Buffer[] = [];
     inFlight++;
@@ -77,8 +79,13 @@ export async function startReceiver(
         response.writeHead(answer.status, answer.headers ?? {});
         response.end();
       };
-      if (answer.delayMs) setTimeout(send, answer.delayMs);
-      else send();
+      if (answer.delayMs) {
+        const timer = setTimeout(() => {
+          heldBack.delete(timer);
+          send();
+        }, answer.delayMs);
+        heldBack.add(timer);
+      } else send();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, host, resolve));
@@ -97,6 +104,8 @@ export async function startReceiver(
       respond = next;
     },
     async close() {
+      for (const timer of heldBack) clearTimeout(timer);
+      heldBack.clear();
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
