@@ -249,12 +249,22 @@ try {
 
   await setTimeout(1000);
   const idleBefore = await sampleCpu();
+  const idleCountsBefore = await workCounts();
   await setTimeout(IDLE_SECONDS * 1000);
   const idleAfter = await sampleCpu();
+  const idleCountsAfter = await workCounts();
   console.log(
     `${column("idle")}CPU ms/s: ${cpuPerRequest(idleBefore.cpu, idleAfter.cpu, IDLE_SECONDS)} (nothing sent for ${IDLE_SECONDS} s)`,
   );
   console.log(`${column("")}wake-ups/s: ${cpuPerRequest(idleBefore.wakeUps, idleAfter.wakeUps, IDLE_SECONDS)}`);
+  const perSecond = (before: number, after: number) => ((after - before) / IDLE_SECONDS).toFixed(1);
+  const idleNats =
+    idleCountsBefore.messages && idleCountsAfter.messages
+      ? `, NATS messages in ${perSecond(idleCountsBefore.messages.in, idleCountsAfter.messages.in)} out ${perSecond(idleCountsBefore.messages.out, idleCountsAfter.messages.out)}`
+      : "";
+  console.log(
+    `${column("")}per second: PostgreSQL transactions ${perSecond(idleCountsBefore.transactions, idleCountsAfter.transactions)}${idleNats}`,
+  );
 
   const commit = await load(job(`${bareUrl}/bare-commit`, { connections: 64, ratePerSecond: FIXED_RATE }));
   describe(`1 commit at ${FIXED_RATE}/s`, commit);
