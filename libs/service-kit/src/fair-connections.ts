@@ -20,6 +20,11 @@ export function runAsTenant<T>(tenant: string, fn: () => T): T {
   return tenantStorage.run(tenant, fn);
 }
 
+/** The tenant the current async context acts for; undefined outside any. */
+export function currentTenant(): string | undefined {
+  return tenantStorage.getStore();
+}
+
 type Grant = (granted: boolean) => void;
 
 /**
@@ -81,7 +86,7 @@ export function fairPool(pool: pg.Pool): PostgresPool {
   const timeoutMs = pool.options.connectionTimeoutMillis || 10_000;
   return {
     async connect(): Promise<PostgresPoolClient> {
-      const turn = turns.take(tenantStorage.getStore() ?? "", timeoutMs);
+      const turn = turns.take(currentTenant() ?? "", timeoutMs);
       if (turn !== true && !(await turn)) throw new Error("timeout exceeded when trying to connect");
       let client: pg.PoolClient;
       try {

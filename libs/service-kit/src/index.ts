@@ -7,7 +7,7 @@ export * from "./dependency-errors.ts";
 export * from "./durable-consumer.ts";
 export * from "./error-answer.ts";
 export * from "./errors.ts";
-export { runAsTenant } from "./fair-connections.ts";
+export { currentTenant, runAsTenant } from "./fair-connections.ts";
 export * from "./health.ts";
 export * from "./hot-route.ts";
 export * from "./http.ts";
