@@ -553,7 +553,7 @@ describe("dependencies and observability", () => {
     }
   });
 
-  test("alerts cover error rate, latency, outbox age, consumer lag, dead letters and readiness", () => {
+  test("alerts cover error rate, latency, outbox age, consumer lag, dead letters, queued database connections and readiness", () => {
     const [rule] = readYaml("monitoring/alerts.yaml");
     const exprs = rule.spec.groups.flatMap((g: Any) => g.rules.map((r: Any) => r.expr)).join("\n");
     for (const metric of [
@@ -562,6 +562,7 @@ describe("dependencies and observability", () => {
       "outbox_oldest_age_seconds",
       "webhook_consumer_pending_messages",
       "webhook_dead_letters_total",
+      "db_connection_waiters",
       "kube_deployment_status_replicas_available",
     ]) {
       assert.ok(exprs.includes(metric), metric);

@@ -161,4 +161,14 @@ describe("domain metrics move with the actions they count", () => {
       receiver.failWith(null);
     }
   });
+
+  test("every service measures its PostgreSQL connections at each scrape", async () => {
+    for (const service of ["delivery-api", "geo-ingest", "pricing", "webhook-dispatcher"] as const) {
+      const inUse = await metric(service, "db_connections_in_use");
+      assert.ok(inUse >= 0 && inUse <= 10, `${service}: ${inUse} in use`);
+      // Quiet between the tests: nothing waits.
+      assert.equal(await metric(service, "db_connection_waiters"), 0, service);
+      assert.equal(await metric(service, "db_connection_tenants_waiting"), 0, service);
+    }
+  });
 });

@@ -4,7 +4,7 @@
  */
 import { Kysely, PostgresDialect } from "kysely";
 import pg from "pg";
-import { fairPool } from "./fair-connections.ts";
+import { type ConnectionCounts, createFairPool } from "./fair-connections.ts";
 
 // Return BIGINT (int8) and NUMERIC as JavaScript numbers: ids and cents stay far below 2^53.
 pg.types.setTypeParser(20, (value) => Number.parseInt(value, 10));
@@ -23,6 +23,8 @@ export interface Database<DB> {
   pool: pg.Pool;
   /** Throws when PostgreSQL does not answer. */
   check(): Promise<void>;
+  /** Connections in use and queries waiting for one (fair-connections.ts). */
+  connections(): ConnectionCounts;
   close(): Promise<void>;
 }
 
@@ -43,7 +45,8 @@ export function createDatabase<DB>(options: DatabaseOptions): Database<DB> {
   // itself, where the pool no longer listens: without this the process crashes when PostgreSQL
   // stops. Its pending and next queries still fail, and the pool drops it on release.
   pool.on("connect", (client) => client.on("error", () => {}));
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: fairPool(pool) }) });
+  const fair = createFairPool(pool);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: fair.pool }) });
   let closed = false;
   return {
     db,
@@ -51,6 +54,7 @@ export function createDatabase<DB>(options: DatabaseOptions): Database<DB> {
     async check() {
       await pool.query("select 1");
     },
+    connections: fair.connections,
     async close() {
       if (closed) return;
       closed = true;

@@ -4,6 +4,9 @@ import { sql } from "kysely";
 import { createDatabase, type Database } from "./db.ts";
 import { isDependencyDown } from "./dependency-errors.ts";
 import { runAsTenant } from "./fair-connections.ts";
+import { createHttpApp } from "./http.ts";
+import { createLifecycle } from "./lifecycle.ts";
+import { createLogger } from "./logger.ts";
 import { testInfra } from "./testing.ts";
 
 const sleepQuery = (database: Database<unknown>, seconds: number) =>
@@ -27,11 +30,26 @@ describe("PostgreSQL connections are handed out in turn between tenants", () => 
   });
   after(() => database.close());
 
-  test("one tenant's burst of 40 queries does not queue another tenant's query behind it", async () => {
+  test("one tenant's burst of 40 queries does not queue another tenant's query behind it; a scrape shows the burst waiting", async () => {
     const burst = runAsTenant("account:1", () =>
       timed(() => Promise.all(Array.from({ length: 40 }, () => sleepQuery(database, 0.05)))),
     );
     await new Promise((resolve) => setTimeout(resolve, 20));
+    // What a scrape shows meanwhile: every connection in use, one tenant with the rest waiting.
+    const logger = createLogger("fair-connections-test", "warn");
+    const { app } = createHttpApp({
+      service: "fair-connections-test",
+      logger,
+      lifecycle: createLifecycle(logger),
+      checks: {},
+      database,
+    });
+    const scrape = (await app.inject({ method: "GET", url: "/metrics" })).body;
+    await app.close();
+    const gauge = (name: string) => Number(new RegExp(`^${name}\\{[^}]*\\} (\\d+)$`, "m").exec(scrape)?.[1]);
+    assert.equal(gauge("db_connections_in_use"), 4, scrape);
+    assert.ok(gauge("db_connection_waiters") >= 30, `${gauge("db_connection_waiters")} waiting`);
+    assert.equal(gauge("db_connection_tenants_waiting"), 1);
     const other = await runAsTenant("account:2", () => timed(() => sql`select 1`.execute(database.db)));
     const burstMs = await burst;
     // 40 queries of 50 ms on 4 connections: 500 ms at least. In order of asking, the other
@@ -80,6 +98,7 @@ describe("waiting for a connection", () => {
       const ms = performance.now() - started;
       assert.ok(isDependencyDown(waited), `expected a timeout, got ${String(waited)}`);
       assert.ok(ms >= 2900 && ms < 3500, `failed after ${ms.toFixed(0)} ms`);
+      assert.deepEqual(database.connections(), { inUse: 1, waiting: 0, tenantsWaiting: 0 });
       await holder;
       // The timed-out waiter left no trace: the one connection serves the next query at once.
       assert.ok((await timed(() => sql`select 1`.execute(database.db))) < 200);

@@ -33,10 +33,12 @@ type Grant = (granted: boolean) => void;
  */
 function createTurns(max: number) {
   let out = 0;
+  let waiters = 0;
   const waiting = new Map<string, Grant[]>();
   const next = () => {
     for (const [tenant, queue] of waiting) {
       const grant = queue.shift() as Grant;
+      waiters--;
       waiting.delete(tenant);
       if (queue.length > 0) waiting.set(tenant, queue);
       return grant;
@@ -54,7 +56,10 @@ function createTurns(max: number) {
         const timer = setTimeout(() => {
           const queue = waiting.get(tenant);
           const at = queue?.indexOf(grant) ?? -1;
-          if (queue && at >= 0) queue.splice(at, 1);
+          if (queue && at >= 0) {
+            queue.splice(at, 1);
+            waiters--;
+          }
           if (queue?.length === 0) waiting.delete(tenant);
           resolve(false);
         }, timeoutMs);
@@ -65,8 +70,10 @@ function createTurns(max: number) {
         const queue = waiting.get(tenant);
         if (queue) queue.push(grant);
         else waiting.set(tenant, [grant]);
+        waiters++;
       });
     },
+    counts: (): ConnectionCounts => ({ inUse: out, waiting: waiters, tenantsWaiting: waiting.size }),
     /** A connection came back: the next tenant in turn gets it. */
     give() {
       const grant = next();
@@ -76,15 +83,30 @@ function createTurns(max: number) {
   };
 }
 
+/** What the connections are doing now (the kit's `db_connection*` gauges). */
+export interface ConnectionCounts {
+  /** Handed out to queries: the pool's size at most. */
+  inUse: number;
+  /** Queries waiting for one. */
+  waiting: number;
+  /** Tenants with a query waiting: one with many waiters is one account's burst. */
+  tenantsWaiting: number;
+}
+
+export interface FairPool {
+  /** The pool as Kysely sees it. */
+  pool: PostgresPool;
+  connections(): ConnectionCounts;
+}
+
 /**
- * The pool as Kysely sees it: `connect` waits for the tenant's turn, then takes one of the
- * pool's connections. A wait past the pool's own connection timeout fails as pg's does (the
- * kit answers 503).
+ * `connect` waits for the tenant's turn, then takes one of the pool's connections. A wait past
+ * the pool's own connection timeout fails as pg's does (the kit answers 503).
  */
-export function fairPool(pool: pg.Pool): PostgresPool {
+export function createFairPool(pool: pg.Pool): FairPool {
   const turns = createTurns(pool.options.max);
   const timeoutMs = pool.options.connectionTimeoutMillis || 10_000;
-  return {
+  const kyselyPool = {
     async connect(): Promise<PostgresPoolClient> {
       const turn = turns.take(currentTenant() ?? "", timeoutMs);
       if (turn !== true && !(await turn)) throw new Error("timeout exceeded when trying to connect");
@@ -112,4 +134,5 @@ export function fairPool(pool: pg.Pool): PostgresPool {
       return pool.options;
     },
   } as PostgresPool;
+  return { pool: kyselyPool, connections: turns.counts };
 }

@@ -16,8 +16,10 @@ import Fastify, {
 import type { Logger } from "pino";
 import { assertBoundedSchema, boundedBodyValidator } from "./bounded-validation.ts";
 import { clientErrorHandler } from "./client-error.ts";
+import type { Database } from "./db.ts";
 import { errorAnswer } from "./error-answer.ts";
 import { HttpError } from "./errors.ts";
+import type { ConnectionCounts } from "./fair-connections.ts";
 import { type HealthChecks, PROBE_PATHS, registerHealthRoutes } from "./health.ts";
 import { type HotRequestListener, type HotRoute, hotRouteListener } from "./hot-route.ts";
 import { internalRoutesGuard } from "./internal-listener.ts";
@@ -56,6 +58,8 @@ export interface HttpAppOptions {
    * `request.ip` then is; none: the TCP peer. Per-address limits key on `request.ip`.
    */
   trustedProxies?: readonly string[];
+  /** The service's database: its connections are measured at each scrape (`db_connection*`). */
+  database?: Pick<Database<unknown>, "connections">;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -193,6 +197,7 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   // The server span (tracing-instrumentations.ts) writes the URL as the access line does.
   app.decorate(URL_FOR_SPANS, loggedUrl);
   const { metrics, durationsOf } = registerMetrics(app, options.service);
+  if (options.database) registerConnectionGauges(metrics, options.database);
   registerHealthRoutes(app, options.lifecycle, options.checks);
 
   const hotListeners: HotRequestListener[] = [];
@@ -317,4 +322,17 @@ function sendError(error: FastifyError, request: FastifyRequest, reply: FastifyR
   const answer = errorAnswer(error, bodyLimit);
   if (answer.log) request.log[answer.log.level]({ err: error }, answer.log.message);
   return reply.code(answer.status).headers(answer.headers).send({ errors: answer.messages });
+}
+
+/** What a scrape tells of the database connections (fair-connections.ts). */
+function registerConnectionGauges(metrics: AppMetrics, database: Pick<Database<unknown>, "connections">) {
+  const gauge = (name: string, help: string, read: (counts: ConnectionCounts) => number) =>
+    metrics.gauge(name, help, [], (g) => g.set(read(database.connections())));
+  gauge("db_connections_in_use", "PostgreSQL connections handed out to queries", (c) => c.inUse);
+  gauge("db_connection_waiters", "Queries waiting for a PostgreSQL connection", (c) => c.waiting);
+  gauge(
+    "db_connection_tenants_waiting",
+    "Tenants (accounts) with a query waiting for a PostgreSQL connection",
+    (c) => c.tenantsWaiting,
+  );
 }

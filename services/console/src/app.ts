@@ -47,6 +47,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     timeouts: config,
     trustedProxies: config.TRUSTED_PROXIES,
     checks: { postgres: deps.database.check, nats: deps.nats.check },
+    database: deps.database,
     bodyLimit: BODY_LIMIT,
     // The console's own operator routes only: /ops/v1 is the staff's operator API, forwarded.
     internalPrefix: "/ops/console",

@@ -32,6 +32,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
     bodyLimit: 16 * 1024,
     trustedProxies: deps.config.TRUSTED_PROXIES,
     checks: { postgres: deps.database.check, nats: deps.nats.check, fleet: fleet.check },
+    database: deps.database,
   });
   const { app } = http;
   const metrics = createGeoMetrics(http.metrics);

@@ -28,6 +28,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
         if (!bus || bus.service.isStopped) throw new Error("not serving quotes");
       },
     },
+    database: deps.database,
   });
   const db = deps.database.db as Kysely<DB>;
   const names = natsNames(config.NATS_NAMESPACE);

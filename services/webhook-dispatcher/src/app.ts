@@ -45,6 +45,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     timeouts: deps.config,
     trustedProxies: deps.config.TRUSTED_PROXIES,
     checks: { postgres: deps.database.check, nats: deps.nats.check },
+    database: deps.database,
   });
   const dispatcherMetrics = createDispatcherMetrics(metrics);
   const policy = createAddressPolicy(config.WEBHOOKS_ALLOWED_HOSTS);
