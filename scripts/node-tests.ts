@@ -30,7 +30,7 @@ export async function runNodeTests(options: NodeTestOptions): Promise<number> {
   let failed = 0;
   let skipped = 0;
   const failures: string[] = [];
-  const slowest: string[] = [];
+  const timings: string[] = [];
   let code = 0;
   for (const [index, phase] of options.phases.entries()) {
     const run = await runPhase(options, phase);
@@ -46,11 +46,13 @@ export async function runNodeTests(options: NodeTestOptions): Promise<number> {
     skipped += Number(counts[3] ?? 0);
     failures.push(...run.summary.split("\n").filter((line) => line.startsWith("  ✖ ")));
     const slowBlock = /slowest files:\n((?: {2}\d+ s .*\n)+)/.exec(run.summary);
-    if (slowBlock?.[1]) slowest.push(`slowest files of phase ${index + 1}:\n${slowBlock[1]}`);
+    if (slowBlock?.[1]) timings.push(`slowest files of phase ${index + 1}:\n${slowBlock[1]}`);
+    const lingerBlock = /(files that lived on after their tests.*\n(?: {2}\d+ s .*\n)+)/.exec(run.summary);
+    if (lingerBlock?.[1]) timings.push(lingerBlock[1]);
   }
   const failedChecks = options.failedChecks ?? [];
   failed += failedChecks.length;
-  let summary = slowest.join("");
+  let summary = timings.join("");
   if (failedChecks.length > 0) summary += `failed checks: ${failedChecks.join(", ")}\n`;
   if (failures.length > 0) summary += `failed tests:\n${failures.join("\n")}\n`;
   summary += `tests: ${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}\n`;
