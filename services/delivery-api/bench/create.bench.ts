@@ -197,6 +197,21 @@ async function workCounts() {
   return { transactions: Number(rows[0]?.transactions ?? 0), messages };
 }
 
+/** The transactions and NATS messages between two work counts, per unit (a create, a second). */
+function describeCounts(
+  before: Awaited<ReturnType<typeof workCounts>>,
+  after: Awaited<ReturnType<typeof workCounts>>,
+  units: number,
+  digits: number,
+): string {
+  const per = (from: number, to: number) => ((to - from) / units).toFixed(digits);
+  const nats =
+    before.messages && after.messages
+      ? `, NATS messages in ${per(before.messages.in, after.messages.in)} out ${per(before.messages.out, after.messages.out)}`
+      : "";
+  return `PostgreSQL transactions ${per(before.transactions, after.transactions)}${nats}`;
+}
+
 /** A run of creates, with the CPU each process spent on them until the system settled. */
 async function measuredCreates(name: string, extra: Partial<LoadJob>): Promise<[LoadResult, number]> {
   const before = await sampleCpu();
@@ -212,14 +227,7 @@ async function measuredCreates(name: string, extra: Partial<LoadJob>): Promise<[
   // PostgreSQL's backends report their counts within a second of going idle.
   await setTimeout(1200);
   const countsAfter = await workCounts();
-  const per = (before: number, after: number) => ((after - before) / result.requests).toFixed(2);
-  const nats =
-    countsBefore.messages && countsAfter.messages
-      ? `, NATS messages in ${per(countsBefore.messages.in, countsAfter.messages.in)} out ${per(countsBefore.messages.out, countsAfter.messages.out)}`
-      : "";
-  console.log(
-    `${column("")}per create: PostgreSQL transactions ${per(countsBefore.transactions, countsAfter.transactions)}${nats}`,
-  );
+  console.log(`${column("")}per create: ${describeCounts(countsBefore, countsAfter, result.requests, 2)}`);
   return [result, totalPerUnit(before.cpu, after.cpu, result.requests)];
 }
 
@@ -257,14 +265,7 @@ try {
     `${column("idle")}CPU ms/s: ${cpuPerRequest(idleBefore.cpu, idleAfter.cpu, IDLE_SECONDS)} (nothing sent for ${IDLE_SECONDS} s)`,
   );
   console.log(`${column("")}wake-ups/s: ${cpuPerRequest(idleBefore.wakeUps, idleAfter.wakeUps, IDLE_SECONDS)}`);
-  const perSecond = (before: number, after: number) => ((after - before) / IDLE_SECONDS).toFixed(1);
-  const idleNats =
-    idleCountsBefore.messages && idleCountsAfter.messages
-      ? `, NATS messages in ${perSecond(idleCountsBefore.messages.in, idleCountsAfter.messages.in)} out ${perSecond(idleCountsBefore.messages.out, idleCountsAfter.messages.out)}`
-      : "";
-  console.log(
-    `${column("")}per second: PostgreSQL transactions ${perSecond(idleCountsBefore.transactions, idleCountsAfter.transactions)}${idleNats}`,
-  );
+  console.log(`${column("")}per second: ${describeCounts(idleCountsBefore, idleCountsAfter, IDLE_SECONDS, 1)}`);
 
   const commit = await load(job(`${bareUrl}/bare-commit`, { connections: 64, ratePerSecond: FIXED_RATE }));
   describe(`1 commit at ${FIXED_RATE}/s`, commit);
