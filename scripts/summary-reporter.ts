@@ -56,13 +56,17 @@ export default async function* summaryReporter(source: AsyncIterable<TestEvent>)
     yield `slowest files:\n${lines.join("\n")}\n`;
   }
   const lingering = [...lifetimeMs]
-    .map(([file, ms]) => ({ file, ms, tests: fileMs.get(file) ?? 0 }))
-    .filter(({ ms, tests }) => ms - tests > LINGER_SHOWN_MS)
-    .sort((a, b) => b.ms - b.tests - (a.ms - a.tests));
+    .map(([file, ms]) => {
+      const tests = fileMs.get(file) ?? 0;
+      return { file, ms, tests, after: ms - tests };
+    })
+    .filter(({ after }) => after > LINGER_SHOWN_MS)
+    .sort((a, b) => b.after - a.after);
   if (lingering.length > 0) {
+    const seconds = (ms: number) => Math.round(ms / 1000);
     const lines = lingering.map(
-      ({ file, ms, tests }) =>
-        `  ${Math.round((ms - tests) / 1000)} s ${path.relative(process.cwd(), file)} (lived ${Math.round(ms / 1000)} s, tests ${Math.round(tests / 1000)} s)`,
+      ({ file, ms, tests, after }) =>
+        `  ${seconds(after)} s ${path.relative(process.cwd(), file)} (lived ${seconds(ms)} s, tests ${seconds(tests)} s)`,
     );
     yield `files that lived on after their tests (a timer, socket or pool left open?):\n${lines.join("\n")}\n`;
   }

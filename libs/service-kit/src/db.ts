@@ -28,13 +28,16 @@ export interface Database<DB> {
   close(): Promise<void>;
 }
 
+/** How long a query waits for a connection, for its turn (fair-connections.ts) and again in pg's pool. */
+const CONNECTION_WAIT_MS = 3000;
+
 export function createDatabase<DB>(options: DatabaseOptions): Database<DB> {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
     application_name: options.applicationName,
     options: `-c search_path=${options.schema},public`,
-    connectionTimeoutMillis: 3000,
+    connectionTimeoutMillis: CONNECTION_WAIT_MS,
     idleTimeoutMillis: 30_000,
     // A query waiting on a dead server fails instead of hanging a request.
     query_timeout: 15_000,
@@ -45,7 +48,7 @@ export function createDatabase<DB>(options: DatabaseOptions): Database<DB> {
   // itself, where the pool no longer listens: without this the process crashes when PostgreSQL
   // stops. Its pending and next queries still fail, and the pool drops it on release.
   pool.on("connect", (client) => client.on("error", () => {}));
-  const fair = createFairPool(pool);
+  const fair = createFairPool(pool, CONNECTION_WAIT_MS);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: fair.pool }) });
   let closed = false;
   return {

@@ -33,12 +33,10 @@ type Grant = (granted: boolean) => void;
  */
 function createTurns(max: number) {
   let out = 0;
-  let waiters = 0;
   const waiting = new Map<string, Grant[]>();
   const next = () => {
     for (const [tenant, queue] of waiting) {
       const grant = queue.shift() as Grant;
-      waiters--;
       waiting.delete(tenant);
       if (queue.length > 0) waiting.set(tenant, queue);
       return grant;
@@ -56,10 +54,7 @@ function createTurns(max: number) {
         const timer = setTimeout(() => {
           const queue = waiting.get(tenant);
           const at = queue?.indexOf(grant) ?? -1;
-          if (queue && at >= 0) {
-            queue.splice(at, 1);
-            waiters--;
-          }
+          if (queue && at >= 0) queue.splice(at, 1);
           if (queue?.length === 0) waiting.delete(tenant);
           resolve(false);
         }, timeoutMs);
@@ -70,10 +65,14 @@ function createTurns(max: number) {
         const queue = waiting.get(tenant);
         if (queue) queue.push(grant);
         else waiting.set(tenant, [grant]);
-        waiters++;
       });
     },
-    counts: (): ConnectionCounts => ({ inUse: out, waiting: waiters, tenantsWaiting: waiting.size }),
+    /** Read at a scrape only: the waiters are counted then. */
+    counts(): ConnectionCounts {
+      let waiters = 0;
+      for (const queue of waiting.values()) waiters += queue.length;
+      return { inUse: out, waiting: waiters, tenantsWaiting: waiting.size };
+    },
     /** A connection came back: the next tenant in turn gets it. */
     give() {
       const grant = next();
@@ -101,14 +100,13 @@ export interface FairPool {
 
 /**
  * `connect` waits for the tenant's turn, then takes one of the pool's connections. A wait past
- * the pool's own connection timeout fails as pg's does (the kit answers 503).
+ * `waitTimeoutMs` fails as pg's own connection timeout does (the kit answers 503).
  */
-export function createFairPool(pool: pg.Pool): FairPool {
+export function createFairPool(pool: pg.Pool, waitTimeoutMs: number): FairPool {
   const turns = createTurns(pool.options.max);
-  const timeoutMs = pool.options.connectionTimeoutMillis || 10_000;
   const kyselyPool = {
     async connect(): Promise<PostgresPoolClient> {
-      const turn = turns.take(currentTenant() ?? "", timeoutMs);
+      const turn = turns.take(currentTenant() ?? "", waitTimeoutMs);
       if (turn !== true && !(await turn)) throw new Error("timeout exceeded when trying to connect");
       let client: pg.PoolClient;
       try {
