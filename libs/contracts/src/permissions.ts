@@ -43,6 +43,7 @@ export function busUse(namespace = ""): Record<ServiceName, BusUse> {
       publishes: [subjects.deliveryEventsAll],
       requests: [
         services.pricing.quoteSubject,
+        services.pricing.quoteBatchSubject,
         subjects.pricingTariffsCreate,
         subjects.pricingTariffsList,
         subjects.pricingTariffsGet,
@@ -73,6 +74,7 @@ export function busUse(namespace = ""): Record<ServiceName, BusUse> {
       requests: [],
       subscribes: [
         services.pricing.quoteSubject,
+        services.pricing.quoteBatchSubject,
         subjects.pricingTariffsCreate,
         subjects.pricingTariffsList,
         subjects.pricingTariffsGet,
