@@ -111,7 +111,7 @@ test("one trace id runs from the create request through NATS to the webhook POST
     spansOf(traceId).find((s) => s.service === service && s.name === name);
   await waitFor(async () => find("webhook-dispatcher", "webhook POST") !== undefined, 15_000);
   await waitFor(async () => find("delivery-api", "POST /api/v2/deliveries") !== undefined, 10_000);
-  await waitFor(async () => find("pricing", "pricing quote-batch") !== undefined, 10_000);
+  await waitFor(async () => find("pricing", "pricing quote") !== undefined, 10_000);
 
   const spans = spansOf(traceId);
   const create = find("delivery-api", "POST /api/v2/deliveries");
@@ -123,8 +123,8 @@ test("one trace id runs from the create request through NATS to the webhook POST
       /\binsert\b/i.test(String(s.attributes["db.query.text"])) &&
       s.parent_span_id === handler?.span_id,
   );
-  const pricingClient = find("delivery-api", "pricing quote-batch");
-  const pricingServer = find("pricing", "pricing quote-batch");
+  const pricingClient = find("delivery-api", "pricing quote");
+  const pricingServer = find("pricing", "pricing quote");
   const publish = find("delivery-api", "delivery-events publish");
   const intake = find("webhook-dispatcher", "delivery-events intake");
   const post = find("webhook-dispatcher", "webhook POST");

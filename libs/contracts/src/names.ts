@@ -96,16 +96,8 @@ export function natsNames(namespace = "") {
       pricingTariffsChanged: `${pricingRoot}.tariffs.changed`,
     },
     services: {
-      /**
-       * The NATS services framework name of the pricing service; its `quote` endpoint (one quote,
-       * schemas/pricing.ts QuoteRequest) and `quote-batch` endpoint (QuoteBatchRequest) live under it.
-       */
-      pricing: {
-        name: upper("pricing"),
-        quoteSubject: `${pricingRoot}.quote`,
-        quoteBatchSubject: `${pricingRoot}.quote-batch`,
-        queueGroup: upper("pricing"),
-      },
+      /** The NATS services framework name of the pricing service; its `quote` endpoint lives under it. */
+      pricing: { name: upper("pricing"), quoteSubject: `${pricingRoot}.quote`, queueGroup: upper("pricing") },
       /**
        * The webhook endpoint registry of webhook-dispatcher, asked by delivery-api on a client's
        * or the operator's behalf (request/reply, contract in schemas/webhooks.ts). `enable` is

@@ -43,7 +43,6 @@ export function busUse(namespace = ""): Record<ServiceName, BusUse> {
       publishes: [subjects.deliveryEventsAll],
       requests: [
         services.pricing.quoteSubject,
-        services.pricing.quoteBatchSubject,
         subjects.pricingTariffsCreate,
         subjects.pricingTariffsList,
         subjects.pricingTariffsGet,
@@ -74,7 +73,6 @@ export function busUse(namespace = ""): Record<ServiceName, BusUse> {
       requests: [],
       subscribes: [
         services.pricing.quoteSubject,
-        services.pricing.quoteBatchSubject,
         subjects.pricingTariffsCreate,
         subjects.pricingTariffsList,
         subjects.pricingTariffsGet,

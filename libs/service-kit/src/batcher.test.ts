@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { createBatcher, ItemRefused } from "./batcher.ts";
+import { createBatcher, createGathering, ItemRefused } from "./batcher.ts";
 
 const outcomes = (settled: PromiseSettledResult<unknown>[]) =>
   settled.map((o) => (o.status === "fulfilled" ? o.value : (o.reason as Error).message));
@@ -272,4 +272,43 @@ test("quietMs: after a quiet spell an item goes at once; one following a recent 
   await batcher.drain();
   assert.deepEqual(await Promise.all([second, third]), [2, 3]);
   assert.deepEqual(batches, [[1], [2, 3]]);
+});
+
+/** Lets the event loop turn a few times, so anything due to go on has gone on. */
+async function turns(count = 5) {
+  for (let turn = 0; turn < count; turn++) await new Promise((resolve) => setImmediate(resolve));
+}
+
+test("gathering: a caller after a quiet spell goes at once; callers close behind go together once enough came", async () => {
+  const gathering = createGathering({ withinMs: 60_000, enough: 3 });
+  // Nobody went on before: a lone caller waits for nobody (waiting, it would outlast the test).
+  await gathering.join();
+  const went: number[] = [];
+  const joined = [1, 2].map((n) => gathering.join().then(() => went.push(n)));
+  await turns();
+  assert.equal(went.length, 0, "two callers wait for company");
+  joined.push(gathering.join().then(() => went.push(3)));
+  await Promise.all(joined);
+  assert.deepEqual(went, [1, 2, 3], "the third makes enough: all three go on, in the order they came");
+});
+
+test("gathering: callers close behind a group wait at most withinMs", async () => {
+  const gathering = createGathering({ withinMs: 30, enough: 100 });
+  await gathering.join();
+  const started = performance.now();
+  await gathering.join();
+  const waited = performance.now() - started;
+  assert.ok(waited >= 25, `waited ${waited.toFixed(1)} ms for company`);
+});
+
+test("gathering: withinMs 0 never waits", async () => {
+  const gathering = createGathering({ withinMs: 0, enough: 8 });
+  await gathering.join();
+  let went = false;
+  const second = gathering.join().then(() => {
+    went = true;
+  });
+  await turns(1);
+  assert.ok(went);
+  await second;
 });

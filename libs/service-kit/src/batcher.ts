@@ -224,3 +224,36 @@ export function createBatcher<I, O>(options: BatcherOptions<I, O>): Batcher<I, O
     },
   };
 }
+
+export interface GatheringOptions {
+  /** How long a caller waits for company; 0 turns gathering off. */
+  withinMs: number;
+  /** Callers that go together at once, without waiting longer. */
+  enough: number;
+}
+
+export interface Gathering {
+  /** Resolves when the callers gathered with this one go on, all in the same turn of the event loop. */
+  join(): Promise<void>;
+}
+
+/**
+ * Callers about to make the same kind of round trip wait for each other and go on together, so
+ * that their messages leave in one write and their answers come back in one read, and what they
+ * do next (a group commit) finds them together. Each round trip costs every process it crosses a
+ * wake-up whatever it carries: at a steady rate, callers gathered by fours cost about a quarter
+ * of the wake-ups. Callers wait only while company is likely: one arriving more than `withinMs`
+ * after the last group went on goes at once, so a trickle waits for nothing; a group goes as soon
+ * as `enough` callers are in it, so a burst waits little.
+ */
+export function createGathering(options: GatheringOptions): Gathering {
+  if (options.withinMs <= 0) return { join: () => Promise.resolve() };
+  const gathered = createBatcher<undefined, undefined>({
+    handle: async (callers) => new Array(callers.length),
+    maxBatch: Math.max(1, options.enough),
+    lingerMs: options.withinMs,
+    quietMs: options.withinMs,
+    onFailure: { policy: "reject" },
+  });
+  return { join: () => gathered.add(undefined) };
+}

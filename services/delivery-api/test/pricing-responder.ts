@@ -1,9 +1,9 @@
 /**
- * A test double of the pricing service on the real bus: it answers quote-batch requests on the
- * namespace's subject with a deterministic price for each quote (or a null price, or silence),
- * and records the quotes it was asked. delivery-api's own pricing client talks to it over NATS.
+ * A test double of the pricing service on the real bus: it answers quote requests on the
+ * namespace's quote subject with a deterministic price (or a null price, or silence), and
+ * records what it was asked. delivery-api's own pricing client talks to it over NATS.
  */
-import { natsNames, type QuoteBatchRequest, type QuoteReply, type QuoteRequest } from "@dos/contracts";
+import { natsNames, type QuoteReply, type QuoteRequest } from "@dos/contracts";
 import { connectNats, createLogger, type NatsHandle } from "@dos/service-kit";
 import { testInfra } from "@dos/service-kit/testing";
 
@@ -12,7 +12,7 @@ export type PricingMode = "price" | "null" | "silent";
 export interface PricingResponder {
   /** What it answers from now on: a price, a null price (no tariff), or nothing (a timeout). */
   mode: PricingMode;
-  /** Every quote it was asked, in order. */
+  /** Every request it received, in order. */
   readonly requests: QuoteRequest[];
   stop(): Promise<void>;
 }
@@ -50,14 +50,14 @@ export async function startPricingResponder(namespace: string, mode: PricingMode
     requests,
     stop: () => nats.drain(),
   };
-  nats.nc.subscribe(natsNames(namespace).services.pricing.quoteBatchSubject, {
+  nats.nc.subscribe(natsNames(namespace).services.pricing.quoteSubject, {
     callback: (_error, msg) => {
-      const quotes = msg.json<QuoteBatchRequest>().quotes as QuoteRequest[];
-      requests.push(...quotes);
+      const request = msg.json<QuoteRequest>();
+      requests.push(request);
       if (responder.mode === "silent") return;
-      const reply = (quote: QuoteRequest): QuoteReply =>
-        responder.mode === "null" ? { price_cents: null, tariff_id: null, lines: [] } : testPrice(quote);
-      msg.respond(JSON.stringify({ answers: quotes.map((quote) => ({ reply: reply(quote) })) }));
+      const reply: QuoteReply =
+        responder.mode === "null" ? { price_cents: null, tariff_id: null, lines: [] } : testPrice(request);
+      msg.respond(JSON.stringify(reply));
     },
   });
   await nats.nc.flush();

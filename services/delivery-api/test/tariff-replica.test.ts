@@ -191,7 +191,7 @@ test("with NATS up, pricing not answering stays a 503 even though the replica co
 
 test("a request lost with the connection is priced from the replica", async () => {
   // Pricing is gone (previous test); a responder that never answers holds the request open.
-  const silent = direct.nc.subscribe(names.services.pricing.quoteBatchSubject, { callback: () => {} });
+  const silent = direct.nc.subscribe(names.services.pricing.quoteSubject, { callback: () => {} });
   await direct.nc.flush();
   try {
     const expected = await client.quote(quoteRequest(41)).catch((e: unknown) => e);

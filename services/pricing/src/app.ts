@@ -5,7 +5,7 @@ import type { Kysely } from "kysely";
 import { type PricingBus, startPricingBus } from "./bus/pricing-service.ts";
 import type { Config } from "./config.ts";
 import type { DB } from "./db/database.ts";
-import { createQuoteBatchHandler, createQuoteHandler } from "./quotes/quotes.handler.ts";
+import { createQuoteHandler } from "./quotes/quotes.handler.ts";
 import { createTariffCache } from "./tariffs/tariff-cache.ts";
 import { createTariffsBucketWriter } from "./tariffs/tariffs.bucket.ts";
 import { listTariffsByAccount, toTariffVersion } from "./tariffs/tariffs.repository.ts";
@@ -40,12 +40,11 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
   const bucket = createTariffsBucketWriter({ db, nc: nats.nc, names, logger });
   const tariffs = createTariffsService({ db, nc: nats.nc, names, cache, bucket });
   const quote = createQuoteHandler({ cache, metrics });
-  const quoteBatch = createQuoteBatchHandler(quote);
 
   return {
     app,
     async start() {
-      bus ??= await startPricingBus({ nc: nats.nc, names, logger, cache, quote, quoteBatch, tariffs });
+      bus ??= await startPricingBus({ nc: nats.nc, names, logger, cache, quote, tariffs });
       // Refills the bucket delivery-api prices from during a NATS outage, should it be empty or lost.
       bucket.writeAll();
     },

@@ -174,43 +174,6 @@ describe("quotes", () => {
   });
 });
 
-describe("quotes in a batch", () => {
-  const batchSubject = () => harness.names.services.pricing.quoteBatchSubject;
-
-  test("each quote is answered in order, as the quote endpoint answers it; an invalid one is refused alone", async () => {
-    await createTariff({ account_id: 21, base_cents: { outbound: 700, inbound: 700, other: 700 } });
-    const valid = [quoteRequest(21), quoteRequest(22), quoteRequest(21, 3 * HOUR)];
-    const invalid = { ...quoteRequest(21), packages: [] };
-    const msg = await ask(batchSubject(), { quotes: [valid[0], invalid, valid[1], valid[2]] });
-    assert.equal(msg.headers?.get(SERVICE_ERROR_HEADERS.code) ?? "", "", msg.string());
-    const alone = await Promise.all(valid.map(quote));
-    assert.deepEqual(msg.json(), {
-      answers: [
-        { reply: alone[0] },
-        { refused: { code: 400, errors: ["packages must have at least 1 entry"] } },
-        { reply: alone[1] },
-        { reply: alone[2] },
-      ],
-    });
-    assert.equal(alone[0]?.price_cents, 700);
-    assert.equal(alone[1]?.price_cents, null);
-  });
-
-  test("a batch off its schema (no quotes, too many, unknown fields) is refused whole", async () => {
-    const cases: Array<[unknown, string]> = [
-      [{ quotes: [] }, "quotes must have at least 1 entry"],
-      [{ quotes: Array.from({ length: 65 }, () => quoteRequest(1)) }, "quotes must have at most 64 entries"],
-      [{ quotes: [quoteRequest(1)], extra: 1 }, "extra is not a known field"],
-      [[quoteRequest(1)], "body must be an object"],
-    ];
-    for (const [body, message] of cases) {
-      const reply = errorOf(await ask(batchSubject(), body));
-      assert.equal(reply.code, "422", JSON.stringify(body).slice(0, 80));
-      assert.deepEqual(reply.body, { errors: [message] });
-    }
-  });
-});
-
 describe("tariff management", () => {
   test("lists an account's versions, latest first, and reads one", async () => {
     const list = (await ask(harness.names.subjects.pricingTariffsList, { account_id: 8 })).json<TariffListReply>();

@@ -34,8 +34,6 @@ export const LIMITS = {
   packageAmount: 10_000,
   packageVolumeDm3: 100_000,
   packageWeightKg: 10_000,
-  /** Quotes in one `quote-batch` request to pricing (delivery-api sends groups of at most 8). */
-  quotesPerBatch: 64,
 } as const;
 
 export const ShortText = (extra: object = {}) => Type.String({ minLength: 1, maxLength: LIMITS.shortText, ...extra });

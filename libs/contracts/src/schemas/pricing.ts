@@ -56,45 +56,6 @@ export const QuoteReply = Type.Object(
 export type QuoteReply = Static<typeof QuoteReply>;
 
 /**
- * Quotes asked together: delivery-api gathers the creates of a few milliseconds and prices them
- * in one round trip (the `quote-batch` endpoint), so a steady rate of creates costs the bus and
- * pricing one request per group rather than one per create. Each quote is checked on its own,
- * as the `quote` endpoint checks one: an invalid one is refused alone.
- */
-export const QuoteBatchRequest = Type.Object(
-  {
-    quotes: Type.Array(Type.Unknown(), { minItems: 1, maxItems: LIMITS.quotesPerBatch }),
-  },
-  { title: "QuoteBatchRequest", additionalProperties: false },
-);
-export type QuoteBatchRequest = Static<typeof QuoteBatchRequest>;
-
-/** Why one quote of a batch was refused: what the `quote` endpoint's error reply would say. */
-export const QuoteRefusal = Type.Object(
-  {
-    /** The HTTP status the asking service answers (400 not JSON, 422 invalid). */
-    code: Type.Integer({ minimum: 400, maximum: 599 }),
-    errors: Type.Array(Type.String(), { minItems: 1 }),
-  },
-  { additionalProperties: false },
-);
-export type QuoteRefusal = Static<typeof QuoteRefusal>;
-
-/** One answer per quote of the request, in its order: the reply, or the refusal. */
-export const QuoteBatchReply = Type.Object(
-  {
-    answers: Type.Array(
-      Type.Union([
-        Type.Object({ reply: QuoteReply }, { additionalProperties: false }),
-        Type.Object({ refused: QuoteRefusal }, { additionalProperties: false }),
-      ]),
-    ),
-  },
-  { title: "QuoteBatchReply", additionalProperties: false },
-);
-export type QuoteBatchReply = Static<typeof QuoteBatchReply>;
-
-/**
  * A delivery's price with its breakdown, as quoted at its last change (beyond the spec; the client
  * API's `GET /api/v2/deliveries/{id}/price`): the pricing service's reply, kept with the delivery.
  */

@@ -1,10 +1,8 @@
 /**
- * delivery-api's side of the pricing contract: quotes gather for a few milliseconds (up to
- * GATHER_ENOUGH) and go to pricing as one request/reply on the quote-batch subject, each answered
- * in the reply. Pricing not answering in time, not running, refusing a quote or answering
- * something that is not a valid QuoteReply all end the same way for that quote's caller: 503 with
- * Retry-After, nothing saved. An invalid reply is never taken as a price. A pricing without the
- * quote-batch endpoint (an older version, during a rolling upgrade) is asked one quote at a time.
+ * delivery-api's side of the pricing contract: one request/reply on the quote subject. Pricing
+ * not answering in time, not running, refusing the request or answering something that is not
+ * a valid QuoteReply all end the same way for the caller: 503 with Retry-After, nothing saved.
+ * An invalid reply is never taken as a price.
  *
  * One exception, NATS itself being down (docs/spec-decisions.md, "Pricing during a NATS
  * outage"): while this process's connection is not connected, and for a request lost with the
@@ -16,8 +14,6 @@ import {
   jsonBody,
   natsNames,
   pricedDeliveryOf,
-  type QuoteBatchReply,
-  QuoteBatchReply as QuoteBatchReplySchema,
   type QuoteReply,
   QuoteReply as QuoteReplySchema,
   type QuoteRequest,
@@ -27,18 +23,13 @@ import {
 } from "@dos/contracts";
 import {
   type AppMetrics,
-  contextFromTraceparent,
-  createBatcher,
+  createGathering,
   type HttpError,
   type Logger,
-  linkTo,
   natsTraceHeaders,
   SpanKind,
   SpanStatusCode,
-  type StartSpanOptions,
   startSpan,
-  traceparentOf,
-  tracingEnabled,
   unavailable,
 } from "@dos/service-kit";
 import type { Msg, NatsConnection } from "@nats-io/nats-core";
@@ -55,10 +46,6 @@ export interface PricingClient {
 }
 
 const validateReply = compileValidator<QuoteReply>(QuoteReplySchema);
-const validateBatchReply = compileValidator<QuoteBatchReply>(QuoteBatchReplySchema);
-
-/** A quote asked while NATS was down, or lost with the connection: priced from the replica. */
-const OFFLINE = Symbol("offline");
 
 export function createPricingClient(options: {
   nc: NatsConnection;
@@ -71,29 +58,10 @@ export function createPricingClient(options: {
   gatherMs: number;
 }): PricingClient {
   const { logger, replica } = options;
-  const { quoteSubject: subject, quoteBatchSubject } = natsNames(options.namespace).services.pricing;
+  // Quotes leave together, and the creates they price then reach the group commit together.
+  const gathering = createGathering({ withinMs: options.gatherMs, enough: GATHER_ENOUGH });
+  const subject = natsNames(options.namespace).services.pricing.quoteSubject;
   const connection = watchConnection(options.nc);
-  // Quotes leave together, in one message, and the creates they price then reach the group
-  // commit together. A caller arriving after a quiet spell goes at once (quietMs).
-  const batches = createBatcher<AskedQuote, PricingAnswer | typeof OFFLINE>({
-    handle: async (asked) => {
-      if (!connection.connected()) return asked.map(() => OFFLINE);
-      const drops = connection.drops();
-      try {
-        return await requestQuotes(options, quoteBatchSubject, subject, asked);
-      } catch (error) {
-        // Lost with the connection, not refused by pricing: pricing not answering stays a 503.
-        if (!connection.connected() || connection.drops() !== drops) return asked.map(() => OFFLINE);
-        throw error;
-      }
-    },
-    maxBatch: GATHER_ENOUGH,
-    lingerMs: options.gatherMs,
-    quietMs: options.gatherMs,
-    // Each batch is its own round trip: none waits for another's answer.
-    concurrency: Number.POSITIVE_INFINITY,
-    onFailure: { policy: "reject" },
-  });
   const fromReplicaTotal = options.metrics.counter(
     "quotes_from_tariff_replica_total",
     "Quotes taken from the tariff replica because the NATS connection was down.",
@@ -128,8 +96,17 @@ export function createPricingClient(options: {
 
   return {
     async quote(request) {
-      const answer = await batches.add({ request, traceparent: tracingEnabled() ? traceparentOf() : null });
-      if (answer === OFFLINE) return quoteFromReplica(request);
+      await gathering.join();
+      if (!connection.connected()) return quoteFromReplica(request);
+      const drops = connection.drops();
+      let answer: PricingAnswer;
+      try {
+        answer = await requestPricing(options, subject, request);
+      } catch (error) {
+        // Lost with the connection, not refused by pricing: pricing not answering stays a 503.
+        if (!connection.connected() || connection.drops() !== drops) return quoteFromReplica(request);
+        throw error;
+      }
       if (onReplica) {
         onReplica = false;
         logger.info({ subject }, "NATS connection back: quoting from the pricing service again");
@@ -162,57 +139,6 @@ function watchConnection(nc: NatsConnection): { connected(): boolean; drops(): n
   return { connected: () => up && !nc.isClosed(), drops: () => drops };
 }
 
-/**
- * One request for a batch of quotes: each quote's answer, in order. A pricing that does not
- * serve quote-batch (no responders: an older version mid-upgrade) is asked each quote alone on
- * the quote subject. A reply that breaks QuoteBatchReply, or answers another number of quotes,
- * is no answer (503 for each).
- */
-async function requestQuotes(
-  options: { nc: NatsConnection; timeoutMs: number; logger: WarnLogger },
-  batchSubject: string,
-  singleSubject: string,
-  asked: AskedQuote[],
-): Promise<PricingAnswer[]> {
-  const requests = asked.map((quote) => quote.request);
-  // The request's span is a child of the first create's and linked from the others'.
-  const [first, ...others] = asked;
-  const trace = tracingEnabled()
-    ? {
-        parent: contextFromTraceparent(first?.traceparent),
-        links: others.flatMap((quote) => linkTo(quote.traceparent)),
-      }
-    : {};
-  let answer: PricingAnswer;
-  try {
-    answer = await requestPricing(options, batchSubject, { quotes: requests }, { quietNoResponders: true, trace });
-  } catch (error) {
-    if (!(error instanceof NoResponders)) throw error;
-    return Promise.all(requests.map((request) => requestPricing(options, singleSubject, request)));
-  }
-  if (!answer.ok) return requests.map(() => answer);
-  const checked = validateBatchReply(answer.body);
-  if (!checked.ok || checked.value.answers.length !== requests.length) {
-    throw pricingUnavailable(options.logger, batchSubject, "reply breaks the QuoteBatchReply schema", {
-      errors: checked.ok ? [`${checked.value.answers.length} answers to ${requests.length} quotes`] : checked.errors,
-    });
-  }
-  return checked.value.answers.map((item) =>
-    "reply" in item
-      ? { ok: true, body: item.reply }
-      : { ok: false, code: item.refused.code, messages: item.refused.errors },
-  );
-}
-
-/** A quote waiting to go, with the trace of the request that asked it. */
-interface AskedQuote {
-  request: QuoteRequest;
-  traceparent: string | null;
-}
-
-/** Thrown by requestPricing, when asked, instead of the 503: nothing serves the subject. */
-class NoResponders extends Error {}
-
 /** Enough of a logger to say why pricing gave nothing usable (a request's logger fits). */
 export type WarnLogger = Pick<Logger, "warn">;
 
@@ -227,15 +153,10 @@ export async function requestPricing(
   options: { nc: NatsConnection; timeoutMs: number; logger: WarnLogger },
   subject: string,
   body: unknown,
-  {
-    quietNoResponders = false,
-    trace = {},
-  }: { quietNoResponders?: boolean; trace?: Pick<StartSpanOptions, "parent" | "links"> } = {},
 ): Promise<PricingAnswer> {
   const { timeoutMs, logger } = options;
   // A client span around the request; its context travels in the headers to pricing's span.
   const span = startSpan(SERVICE_NAMES.deliveryApi, `pricing ${subject.split(".").pop()}`, {
-    ...trace,
     kind: SpanKind.CLIENT,
     attributes: { "messaging.system": "nats", "messaging.destination.name": subject },
   });
@@ -260,7 +181,6 @@ export async function requestPricing(
         `pricing did not answer within ${timeoutMs} ms`,
       );
     }
-    if (e.isNoResponders?.() && quietNoResponders) throw new NoResponders(subject);
     throw pricingUnavailable(logger, subject, e.isNoResponders?.() ? "no responders" : "request failed", { err: e });
   }
   const decoded = jsonBody(msg);

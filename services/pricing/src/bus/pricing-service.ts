@@ -4,14 +4,7 @@
  * and a plain subscription, outside any queue group, to tariff changes, so every replica drops
  * what it cached.
  */
-import {
-  compileValidator,
-  jsonBody,
-  type NatsNames,
-  QuoteBatchRequest,
-  SERVICE_NAMES,
-  TariffsChanged,
-} from "@dos/contracts";
+import { compileValidator, jsonBody, type NatsNames, SERVICE_NAMES, TariffsChanged } from "@dos/contracts";
 import { type Logger, type NatsService, startJsonService } from "@dos/service-kit";
 import type { NatsConnection, Status, Subscription } from "@nats-io/nats-core";
 import type { TariffCache } from "../tariffs/tariff-cache.ts";
@@ -31,8 +24,6 @@ export interface PricingBusDeps {
   logger: Logger;
   cache: TariffCache;
   quote: BusHandle;
-  /** Takes a QuoteBatchRequest (the endpoint checks its shape; each quote is checked as `quote` checks one). */
-  quoteBatch: (request: QuoteBatchRequest) => unknown;
   tariffs: TariffsService;
 }
 
@@ -59,7 +50,6 @@ export async function startPricingBus(deps: PricingBusDeps): Promise<PricingBus>
     unavailable: "pricing storage is temporarily unavailable",
   });
   endpoint("quote", pricing.quoteSubject, deps.quote);
-  endpoint("quote-batch", pricing.quoteBatchSubject, deps.quoteBatch, QuoteBatchRequest);
   endpoint("tariffs-create", names.subjects.pricingTariffsCreate, deps.tariffs.create);
   endpoint("tariffs-list", names.subjects.pricingTariffsList, deps.tariffs.list);
   endpoint("tariffs-get", names.subjects.pricingTariffsGet, deps.tariffs.get);

@@ -2,17 +2,9 @@
  * The `quote` endpoint: reads the request, finds the account's tariff versions (in memory
  * after the first quote; see tariff-cache.ts) and prices the delivery. Answers synchronously
  * when the tariffs are cached, so the hot path allocates no promise and touches no database.
- * The `quote-batch` endpoint prices each quote of a batch the same way.
  */
-import {
-  type PricedDelivery,
-  type QuoteBatchReply,
-  type QuoteBatchRequest,
-  type QuoteReply,
-  quoteDelivery,
-  type TariffVersion,
-} from "@dos/contracts";
-import { type AppMetrics, HttpError } from "@dos/service-kit";
+import { type PricedDelivery, type QuoteReply, quoteDelivery, type TariffVersion } from "@dos/contracts";
+import type { AppMetrics } from "@dos/service-kit";
 import { malformedRequest } from "../errors.ts";
 import type { TariffCache } from "../tariffs/tariff-cache.ts";
 import { readQuoteRequest } from "./quote-input.ts";
@@ -20,12 +12,7 @@ import { readQuoteRequest } from "./quote-input.ts";
 const QUOTE_OUTCOMES = ["priced", "no_tariff", "invalid", "failed"] as const;
 export type QuoteOutcome = (typeof QUOTE_OUTCOMES)[number];
 
-/** Prices one quote request (undecoded JSON); throws an HttpError to refuse it. */
-export type QuoteHandler = (message: unknown) => QuoteReply | Promise<QuoteReply>;
-
-type QuoteAnswer = QuoteBatchReply["answers"][number];
-
-export function createQuoteHandler(deps: { cache: TariffCache; metrics: AppMetrics }): QuoteHandler {
+export function createQuoteHandler(deps: { cache: TariffCache; metrics: AppMetrics }) {
   const duration = deps.metrics.histogram(
     "pricing_quote_duration_seconds",
     "Time to answer a quote, from its arrival to the reply (excluding the bus).",
@@ -47,7 +34,7 @@ export function createQuoteHandler(deps: { cache: TariffCache; metrics: AppMetri
     return reply;
   };
 
-  return (message) => {
+  return (message: unknown): QuoteReply | Promise<QuoteReply> => {
     const startedAt = process.hrtime.bigint();
     const input = readQuoteRequest(message);
     if (!input.ok) {
@@ -63,32 +50,5 @@ export function createQuoteHandler(deps: { cache: TariffCache; metrics: AppMetri
         throw error;
       },
     );
-  };
-}
-
-/**
- * The `quote-batch` endpoint: each quote answered as `quote` answers it, in the request's order.
- * A quote `quote` would refuse (4xx) is refused alone; any other failure (the tariffs' storage
- * down) fails the whole request, as it would fail each quote. Synchronous when every quote is.
- */
-export function createQuoteBatchHandler(quote: QuoteHandler) {
-  const refusedOrThrow = (error: unknown): QuoteAnswer => {
-    if (error instanceof HttpError && error.statusCode < 500) {
-      return { refused: { code: error.statusCode, errors: error.messages } };
-    }
-    throw error;
-  };
-  const answerOf = (message: unknown): QuoteAnswer | Promise<QuoteAnswer> => {
-    try {
-      const reply = quote(message);
-      return reply instanceof Promise ? reply.then((value) => ({ reply: value }), refusedOrThrow) : { reply };
-    } catch (error) {
-      return refusedOrThrow(error);
-    }
-  };
-  return (request: QuoteBatchRequest): QuoteBatchReply | Promise<QuoteBatchReply> => {
-    const answers = request.quotes.map(answerOf);
-    if (!answers.some((answer) => answer instanceof Promise)) return { answers: answers as QuoteAnswer[] };
-    return Promise.all(answers).then((settled) => ({ answers: settled }));
   };
 }
