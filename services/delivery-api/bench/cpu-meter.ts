@@ -57,10 +57,9 @@ export function createCpuMeter(pool: pg.Pool, parties: MeteredParties) {
     // the rest. (Leaving it out, as before, left out a different busy backend at each sample: its
     // work in a run was lost, or its work before the run counted in it; a tenth of PostgreSQL's
     // figure either way.) The meter's own query costs a fraction of a millisecond per sample.
-    const { rows } = await pool.query<{ pid: number }>(
-      "select pid from pg_stat_activity where datname = any($1)",
-      [parties.databases],
-    );
+    const { rows } = await pool.query<{ pid: number }>("select pid from pg_stat_activity where datname = any($1)", [
+      parties.databases,
+    ]);
     return rows.map((row) => row.pid);
   };
   const measure = (read: (pid: number) => number, postgres: number): CpuSample => ({
