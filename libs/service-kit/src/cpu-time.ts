@@ -16,19 +16,67 @@ export function processCpuMs(pid: number): number {
   }
 }
 
+/** Times the threads of a process went to sleep waiting so far (voluntary context switches); 0 when it has ended. */
+export function processWakeUps(pid: number): number {
+  let total = 0;
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const status = readFileSync(`/proc/${pid}/task/${task}/status`, "utf8");
+      total += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    }
+  } catch {
+    // The process (or a thread) ended meanwhile.
+  }
+  return total;
+}
+
+/** What a set of processes has spent so far. */
+export interface SpentSoFar {
+  cpuMs: number;
+  wakeUps: number;
+}
+
 /**
- * CPU ms used so far by the PostgreSQL backends serving the database that `query` runs on. The
- * backend asking is left out unless `includeAsking`: it is counted only when the query runs on
+ * A meter of the PostgreSQL backends serving some databases: each call reads what they have
+ * spent so far (CPU ms and wake-ups), listed through `query`. Backends come and go (a pool
+ * closes idle connections, a benchmark's variant stops), and a sum of the backends alive at each
+ * reading would lose a finished backend's time and go down. So each backend keeps its last
+ * reading once it has ended, and a pid taken again by a new backend adds to the old one's. What
+ * a backend spends after its last reading, or in all when it starts and ends between two
+ * readings, is not seen.
+ *
+ * `databases`: whose backends count (the database `query` runs on when not given). The backend
+ * answering the listing is left out unless `includeAsking`: count it only when `query` runs on
  * one of the measured service's own pooled connections.
  */
-export async function databaseBackendsCpuMs(
-  query: (text: string) => Promise<{ rows: ReadonlyArray<{ pid: number }> }>,
-  includeAsking = false,
-): Promise<number> {
-  const { rows } = await query(
-    `select pid from pg_stat_activity where datname = current_database()${includeAsking ? "" : " and pid <> pg_backend_pid()"}`,
-  );
-  return rows.reduce((sum, { pid }) => sum + processCpuMs(pid), 0);
+export function createBackendsMeter(
+  query: (text: string, values: unknown[]) => Promise<{ rows: ReadonlyArray<{ pid: number }> }>,
+  options: { databases?: string[]; includeAsking?: boolean } = {},
+): () => Promise<SpentSoFar> {
+  const which = options.databases ? "datname = any($1)" : "datname = current_database()";
+  const text = `select pid from pg_stat_activity where ${which}${options.includeAsking ? "" : " and pid <> pg_backend_pid()"}`;
+  const values = options.databases ? [options.databases] : [];
+  const seen = new Map<number, SpentSoFar>();
+  const retired: SpentSoFar = { cpuMs: 0, wakeUps: 0 };
+  return async () => {
+    for (const { pid } of (await query(text, values)).rows) {
+      const now = { cpuMs: processCpuMs(pid), wakeUps: processWakeUps(pid) };
+      const known = seen.get(pid);
+      // Nothing read: it ended between the listing and the reading, and its last reading stands.
+      if (known && now.cpuMs === 0 && now.wakeUps === 0) continue;
+      if (known && (now.cpuMs < known.cpuMs || now.wakeUps < known.wakeUps)) {
+        retired.cpuMs += known.cpuMs;
+        retired.wakeUps += known.wakeUps;
+      }
+      seen.set(pid, now);
+    }
+    const total = { ...retired };
+    for (const spent of seen.values()) {
+      total.cpuMs += spent.cpuMs;
+      total.wakeUps += spent.wakeUps;
+    }
+    return total;
+  };
 }
 
 /** The nats-server listening on the URL's port (other NATS servers may run on the machine). */

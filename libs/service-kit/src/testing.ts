@@ -13,7 +13,14 @@ import { connect } from "@nats-io/transport-node";
 import pg from "pg";
 import { type Logger, pino } from "pino";
 
-export { databaseBackendsCpuMs, formatCpuPerUnit, natsServerPid, processCpuMs } from "./cpu-time.ts";
+export {
+  createBackendsMeter,
+  formatCpuPerUnit,
+  natsServerPid,
+  processCpuMs,
+  processWakeUps,
+  type SpentSoFar,
+} from "./cpu-time.ts";
 
 /** A logger at `level` whose lines land, parsed, in `lines`: for tests that read what is logged. */
 export function captureLogs(

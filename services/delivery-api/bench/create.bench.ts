@@ -25,7 +25,7 @@ import { setTimeout } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { deliveryEventPartition, natsNames } from "@dos/contracts";
-import { natsServerPid, processCpuMs } from "@dos/service-kit/testing";
+import { createBackendsMeter, natsServerPid } from "@dos/service-kit/testing";
 import { jetstreamManager } from "@nats-io/jetstream";
 import Fastify from "fastify";
 import { outboundBody } from "../test/delivery-fixtures.ts";
@@ -140,13 +140,13 @@ const floor = await registerFloorRoute(
     ]),
   ),
 );
+const floorBackends = createBackendsMeter((text, values) => api.pool.query<{ pid: number }>(text, values), {
+  databases: [floor.database],
+});
 const floorCpu = async () => {
-  const { rows } = await api.pool.query<{ pid: number }>(
-    "select pid from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()",
-    [floor.database],
-  );
+  const { cpuMs } = await floorBackends();
   const usage = process.cpuUsage();
-  return { node: (usage.user + usage.system) / 1000, postgres: rows.reduce((sum, r) => sum + processCpuMs(r.pid), 0) };
+  return { node: (usage.user + usage.system) / 1000, postgres: cpuMs };
 };
 const bareUrl = await bare.listen({ host: "127.0.0.1", port: 0 });
 

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import { ensureTopology, fleetKey, natsNames } from "@dos/contracts";
 import { connectNats, createLogger, type Database, type NatsHandle } from "@dos/service-kit";
 import {
-  databaseBackendsCpuMs,
+  createBackendsMeter,
   deleteNamespace,
   randomNamespace,
   type TestDatabase,
@@ -88,9 +88,16 @@ async function runGenerator<R>(script: string, options: object): Promise<R> {
   return JSON.parse(output.trim()) as R;
 }
 
-/** CPU time (ms) used so far by the PostgreSQL backends serving a database (Linux /proc, 100 Hz ticks). */
-export function postgresCpuMs(pool: Database<unknown>["pool"]): Promise<number> {
-  return databaseBackendsCpuMs((text) => pool.query<{ pid: number }>(text));
+/**
+ * A meter of the CPU time (ms) used so far by the PostgreSQL backends serving the pool's
+ * database (Linux /proc, 100 Hz ticks), the pool's own asking backend left out. Every variant
+ * writes that database, and a backend that ends (a variant's server stopping, a pool closing an
+ * idle connection) keeps what it spent: a plain sum over the live backends went down and gave
+ * negative figures.
+ */
+export function postgresCpuMeter(pool: Database<unknown>["pool"]): () => Promise<number> {
+  const backends = createBackendsMeter((text, values) => pool.query<{ pid: number }>(text, values));
+  return async () => (await backends()).cpuMs;
 }
 
 /**

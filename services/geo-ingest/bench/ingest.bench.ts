@@ -37,7 +37,7 @@
  */
 import { createDatabase } from "@dos/service-kit";
 import { SCHEMA } from "../migrations/index.ts";
-import { benchInfra, postgresCpuMs, runLoad, runOpenLoop, seedFleet } from "./bench-kit.ts";
+import { benchInfra, postgresCpuMeter, runLoad, runOpenLoop, seedFleet } from "./bench-kit.ts";
 import {
   bareVariant,
   floorVariant,
@@ -88,6 +88,7 @@ interface Run {
 
 const infra = await benchInfra("geo_bench");
 const database = createDatabase({ url: infra.database.url, schema: SCHEMA, applicationName: "geo-ingest-bench" });
+const postgresCpuMs = postgresCpuMeter(database.pool);
 const runs: Run[] = [];
 let batches = "";
 let offered = { rate: RATE, why: "" };
@@ -130,10 +131,10 @@ report();
 /** Runs `load` against a variant, adding the CPU time its server and PostgreSQL spent to `phase`. */
 async function measured<R extends LoadRound>(run: Run, phase: Phase<R>, load: () => Promise<R>) {
   const serverStart = run.variant.cpuMs();
-  const postgresStart = await postgresCpuMs(database.pool);
+  const postgresStart = await postgresCpuMs();
   const result = await load();
   phase.serverCpuMs += run.variant.cpuMs() - serverStart;
-  phase.postgresCpuMs += (await postgresCpuMs(database.pool)) - postgresStart;
+  phase.postgresCpuMs += (await postgresCpuMs()) - postgresStart;
   phase.rounds.push(result);
 }
 

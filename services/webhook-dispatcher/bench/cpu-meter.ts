@@ -5,8 +5,8 @@
  * server. On a shared 2-core machine webhooks/s move with the neighbours' load; CPU per webhook
  * does much less, so it says whether a change paid.
  */
-import { databaseBackendsCpuMs, formatCpuPerUnit, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
-import { type Kysely, sql } from "kysely";
+import { createBackendsMeter, formatCpuPerUnit, natsServerPid, processCpuMs } from "@dos/service-kit/testing";
+import { CompiledQuery, type Kysely } from "kysely";
 
 export interface CpuSample {
   process: number;
@@ -18,9 +18,13 @@ export interface CpuSample {
 
 export function createCpuMeter<T>(db: Kysely<T>, natsUrl: string, pids: { receiver: number; publisher: number }) {
   const natsPid = natsServerPid(natsUrl);
+  // Every backend, the asking one too: it is one of the dispatcher's own pooled connections.
+  const backends = createBackendsMeter(
+    (text, values) => db.executeQuery<{ pid: number }>(CompiledQuery.raw(text, values)),
+    { includeAsking: true },
+  );
   return async function sample(): Promise<CpuSample> {
-    // Every backend, the asking one too: it is one of the dispatcher's own pooled connections.
-    const postgres = await databaseBackendsCpuMs((text) => sql.raw<{ pid: number }>(text).execute(db), true);
+    const postgres = (await backends()).cpuMs;
     const usage = process.cpuUsage();
     return {
       process: (usage.user + usage.system) / 1000,
