@@ -6,7 +6,14 @@
  * - every service's `GET /livez`, one request in flight per service, every 50 ms;
  * - the bystander shop's `GET /api/v2/deliveries/{id}` on its own delivery, every 50 ms;
  * - the bystander tracker's position, once per second, stamped with the time of sending.
+ *
+ * The thread runs at a raised CPU priority, as a client on another machine would not wait for
+ * the system's processes; and it records the moments it could not run at all (a timer every
+ * 5 ms firing late): the machine itself stalled (a virtual machine's host busy elsewhere), which
+ * delays every answer at once, attacked or not. abuse.ts takes those moments out of the answer
+ * times they overlap.
  */
+import os from "node:os";
 import { parentPort, workerData } from "node:worker_threads";
 
 export interface BystanderPlan {
@@ -17,16 +24,29 @@ export interface BystanderPlan {
 
 export interface Sample {
   startedAt: number;
+  /** When it started on this thread's clock (performance.now()), as stalls are recorded. */
+  start: number;
   ms: number;
   /** 0 when no HTTP answer came within the timeout. */
   status: number;
+}
+
+/** A stretch this thread could not run, on its clock (performance.now()): from `end - ms` to `end`. */
+export interface Stall {
+  end: number;
+  ms: number;
 }
 
 export interface BystanderSamples {
   livez: Record<string, Sample[]>;
   client: Sample[];
   tracker: Sample[];
+  stalls: Stall[];
 }
+
+/** How often the stall probe's timer is due, and how late it must fire to count as a stall. */
+const PROBE_MS = 5;
+const STALL_MS = 5;
 
 const TIMEOUT_MS = 5000;
 
@@ -39,7 +59,22 @@ async function timed(url: string, init: RequestInit): Promise<Sample> {
     await response.arrayBuffer();
     status = response.status;
   } catch {}
-  return { startedAt, ms: performance.now() - start, status };
+  return { startedAt, start, ms: performance.now() - start, status };
+}
+
+/** Records every time a PROBE_MS timer fires more than STALL_MS late, until stopped. */
+function probeStalls(stalls: Stall[], stopped: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    let due = performance.now() + PROBE_MS;
+    const tick = () => {
+      const now = performance.now();
+      if (now - due > STALL_MS) stalls.push({ end: now, ms: now - due });
+      if (stopped()) return resolve();
+      due = now + PROBE_MS;
+      setTimeout(tick, PROBE_MS);
+    };
+    setTimeout(tick, PROBE_MS);
+  });
 }
 
 /** Calls `once` every `everyMs` (measured from each start), never two at a time, until stopped. */
@@ -58,7 +93,13 @@ function repeat(everyMs: number, once: () => Promise<void>, stopped: () => boole
 
 if (parentPort) {
   const plan = workerData as BystanderPlan;
-  const samples: BystanderSamples = { livez: {}, client: [], tracker: [] };
+  const samples: BystanderSamples = { livez: {}, client: [], tracker: [], stalls: [] };
+  try {
+    // This thread only (Linux applies a priority per thread); allowed as root, as the tests run.
+    os.setPriority(-10);
+  } catch {
+    // Not allowed: the bystanders keep the services' priority.
+  }
   let stop = false;
   const stopped = () => stop;
   // A fresh worker's first calls are slow for reasons of its own (new connections, code not yet
@@ -70,6 +111,7 @@ if (parentPort) {
     ]);
   }
   const loops = [
+    probeStalls(samples.stalls, stopped),
     ...Object.entries(plan.livez).map(([service, url]) => {
       const list: Sample[] = [];
       samples.livez[service] = list;
