@@ -23,7 +23,6 @@ export interface BystanderPlan {
 }
 
 export interface Sample {
-  startedAt: number;
   /** When it started on this thread's clock (performance.now()), as stalls are recorded. */
   start: number;
   ms: number;
@@ -51,7 +50,6 @@ const STALL_MS = 5;
 const TIMEOUT_MS = 5000;
 
 async function timed(url: string, init: RequestInit): Promise<Sample> {
-  const startedAt = Date.now();
   const start = performance.now();
   let status = 0;
   try {
@@ -59,7 +57,7 @@ async function timed(url: string, init: RequestInit): Promise<Sample> {
     await response.arrayBuffer();
     status = response.status;
   } catch {}
-  return { startedAt, start, ms: performance.now() - start, status };
+  return { start, ms: performance.now() - start, status };
 }
 
 /** Records every time a PROBE_MS timer fires more than STALL_MS late, until stopped. */

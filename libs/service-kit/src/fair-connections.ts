@@ -34,14 +34,13 @@ type Grant = (granted: boolean) => void;
 function createTurns(max: number) {
   let out = 0;
   const waiting = new Map<string, Grant[]>();
-  const next = () => {
-    for (const [tenant, queue] of waiting) {
-      const grant = queue.shift() as Grant;
-      waiting.delete(tenant);
-      if (queue.length > 0) waiting.set(tenant, queue);
-      return grant;
-    }
-    return undefined;
+  const next = (): Grant | undefined => {
+    const first = waiting.entries().next();
+    if (first.done) return undefined;
+    const [tenant, queue] = first.value;
+    waiting.delete(tenant);
+    if (queue.length > 1) waiting.set(tenant, queue);
+    return queue.shift();
   };
   return {
     /** Resolves true once the caller may take a connection, false after `timeoutMs`. */

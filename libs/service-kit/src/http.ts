@@ -37,7 +37,7 @@ export interface HttpAppOptions {
   service: string;
   logger: Logger;
   lifecycle: Lifecycle;
-  /** Named readiness checks (postgres, nats, ...); each throws when its dependency is down. */
+  /** Named readiness checks (nats, ...); each throws when its dependency is down. `database` adds `postgres`. */
   checks: HealthChecks;
   /** Largest request body accepted, in bytes. */
   bodyLimit?: number;
@@ -58,8 +58,11 @@ export interface HttpAppOptions {
    * `request.ip` then is; none: the TCP peer. Per-address limits key on `request.ip`.
    */
   trustedProxies?: readonly string[];
-  /** The service's database: its connections are measured at each scrape (`db_connection*`). */
-  database?: Pick<Database<unknown>, "connections">;
+  /**
+   * The service's database: readiness checks it (`postgres`), and its connections are measured at
+   * each scrape (`db_connection*`).
+   */
+  database?: Pick<Database<unknown>, "check" | "connections">;
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -198,7 +201,8 @@ export function createHttpApp(options: HttpAppOptions): HttpApp {
   app.decorate(URL_FOR_SPANS, loggedUrl);
   const { metrics, durationsOf } = registerMetrics(app, options.service);
   if (options.database) registerConnectionGauges(metrics, options.database);
-  registerHealthRoutes(app, options.lifecycle, options.checks);
+  const checks = options.database ? { postgres: options.database.check, ...options.checks } : options.checks;
+  registerHealthRoutes(app, options.lifecycle, checks);
 
   const hotListeners: HotRequestListener[] = [];
   const hotRoute = <Body>(route: HotRoute<Body>) => {

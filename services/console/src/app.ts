@@ -46,7 +46,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     lifecycle: deps.lifecycle,
     timeouts: config,
     trustedProxies: config.TRUSTED_PROXIES,
-    checks: { postgres: deps.database.check, nats: deps.nats.check },
+    checks: { nats: deps.nats.check },
     database: deps.database,
     bodyLimit: BODY_LIMIT,
     // The console's own operator routes only: /ops/v1 is the staff's operator API, forwarded.

@@ -49,7 +49,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     logger: deps.logger,
     lifecycle: deps.lifecycle,
     timeouts: deps.config,
-    checks: { postgres: deps.database.check, nats: deps.nats.check },
+    checks: { nats: deps.nats.check },
     database: deps.database,
     bodyLimit: config.API_BODY_LIMIT_BYTES,
     // The operator API answers only on API_OPS_PORT, which no public route reaches.

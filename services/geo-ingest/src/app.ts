@@ -31,7 +31,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<GeoIngest> {
     timeouts: deps.config,
     bodyLimit: 16 * 1024,
     trustedProxies: deps.config.TRUSTED_PROXIES,
-    checks: { postgres: deps.database.check, nats: deps.nats.check, fleet: fleet.check },
+    checks: { nats: deps.nats.check, fleet: fleet.check },
     database: deps.database,
   });
   const { app } = http;

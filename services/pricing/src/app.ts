@@ -21,7 +21,6 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     timeouts: deps.config,
     trustedProxies: deps.config.TRUSTED_PROXIES,
     checks: {
-      postgres: deps.database.check,
       nats: nats.check,
       // Not ready until start() registered the endpoints, nor after the framework closed them.
       quote_endpoint: async () => {

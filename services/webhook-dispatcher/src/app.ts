@@ -44,7 +44,7 @@ export async function buildApp(deps: ServiceDeps<Config>): Promise<BuiltService>
     lifecycle: deps.lifecycle,
     timeouts: deps.config,
     trustedProxies: deps.config.TRUSTED_PROXIES,
-    checks: { postgres: deps.database.check, nats: deps.nats.check },
+    checks: { nats: deps.nats.check },
     database: deps.database,
   });
   const dispatcherMetrics = createDispatcherMetrics(metrics);
